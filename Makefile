@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# make                 build aipu.ko for KDIR (default: the running kernel's
+#                      build tree, else the newest installed Debian headers)
+# make check           unit tests + VM tests on every installed kernel
+# make run             VM demo: kernel, pu and aipu side by side
+# make unit            user-space unit tests only
+# make vmtest KVER=..  VM tests on one kernel
+# make lint            checkpatch, shellcheck, python lint
+# make sparse          sparse (C=1) on every installed kernel
+
+KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
+	$(lastword $(sort $(wildcard /lib/modules/*/build))))
+MDIR := $(CURDIR)
+
+.PHONY: all modules clean check unit vmtest run lint sparse allkernels
+
+all modules:
+	@test -n "$(KDIR)" || { echo "No kernel headers found: run scripts/install-deps.sh (or set KDIR=)." >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(MDIR) modules
+
+clean:
+	$(MAKE) -C $(or $(KDIR),/nonexistent) M=$(MDIR) clean 2>/dev/null || true
+	rm -rf build tests/unit/build
+
+unit:
+	$(MAKE) -C tests/unit
+
+# Build one aipu.ko per installed kernel into build/<kver>/.
+allkernels:
+	scripts/build-all.sh
+
+vmtest: allkernels
+	scripts/vmtest.sh $(KVER)
+
+check:
+	scripts/check.sh
+
+run: allkernels
+	scripts/demo.sh
+
+lint:
+	scripts/lint.sh
+
+sparse:
+	scripts/build-all.sh C=1
