@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Age-ordered tracking of first-dirty times (Mogul 1994, section 3.2).
+ *
+ * Every dirty page aipu knows of is covered by exactly one *run*: a range of
+ * contiguous pages of one mapping that became dirty in the same jiffy.  Runs
+ * hang off a per-mapping *tracker* (an rbtree by page index, so a re-dirtied
+ * page can be found and carved out) and sit on one global list in
+ * first-dirty order, oldest first.  Because pages become dirty in time order,
+ * appending at the tail keeps that list sorted for free, and the flusher's
+ * scan only ever looks at the head: it touches aged runs and one more.
+ *
+ * This file is pure logic: no locking, no page cache.  Callers hold the
+ * tracking lock around every call.  It compiles in user space for the unit
+ * tests (tests/unit/).
+ */
+#ifndef AIPU_TRACK_H
+#define AIPU_TRACK_H
+
+#include <linux/list.h>
+#include <linux/rbtree.h>
+#include <linux/types.h>
+
+#define AIPU_HASH_BITS 10
+
+enum aipu_run_kind {
+	AIPU_PAGES,	/* [start, end) of the mapping */
+	AIPU_WHOLE,	/* the whole mapping: run memory ran out */
+	AIPU_META,	/* the inode's metadata */
+};
+
+enum aipu_run_state {
+	AIPU_IDLE,	/* embedded run not in use */
+	AIPU_WAITING,	/* on the age list (or the retry list) */
+	AIPU_PENDING,	/* moved by the scan onto the pending list */
+	AIPU_ISSUING,	/* taken by the flusher: in no list, no tree */
+};
+
+struct aipu_tracker;
+
+struct aipu_run {
+	struct list_head lru;
+	struct rb_node node;		/* AIPU_PAGES while WAITING/PENDING */
+	struct aipu_tracker *t;
+	pgoff_t start, end;		/* AIPU_PAGES: end is exclusive */
+	unsigned long time;		/* first-dirty time, jiffies */
+	u8 kind, state;
+};
+
+struct aipu_tracker {
+	struct hlist_node hash;
+	const void *key;		/* the struct address_space */
+	void *host;			/* its struct inode */
+	struct rb_root runs;
+	struct aipu_run whole, meta;	/* embedded: never need memory */
+	unsigned int users;		/* runs the flusher holds (ISSUING) */
+	bool dead;			/* mapping evicted; free when unused */
+};
+
+struct aipu_stats {
+	u64 pages_dirtied;	/* clean->dirty transitions seen */
+	u64 meta_dirtied;	/* clean->dirty inode metadata seen */
+	u64 entries_scanned;	/* runs examined by phase 1 */
+	u64 pages_written;	/* pages written by aipu */
+	u64 meta_written;	/* inodes whose metadata aipu wrote */
+	u64 pages_clean;	/* pages found clean when due */
+	u64 pages_retried;	/* pages still dirty after issue: kept */
+	u64 pages_tracked;	/* gauge: pages covered by runs */
+	u64 runs_tracked;	/* gauge: runs allocated (not embedded) */
+	u64 trackers;		/* gauge: mappings tracked */
+	u64 flusher_runs;	/* flusher passes */
+	u64 fallbacks;		/* tracking degraded to a coarser bound */
+};
+
+#define AIPU_HIST_BUCKETS 16	/* 0, 1, 2-3, 4-7, ..., >= 16384 */
+
+struct aipu_track {
+	struct list_head waiting;	/* oldest first */
+	struct list_head retry;		/* put back by phase 2, oldest first */
+	struct list_head pending;	/* phase 1 output, phase 2 input */
+	struct hlist_head hash[1 << AIPU_HASH_BITS];
+	struct aipu_stats st;
+	u64 hist[AIPU_HIST_BUCKETS];	/* pages issued per flusher run */
+};
+
+/* Memory, provided by the kernel glue (src/mem.c) or the unit tests. */
+struct aipu_run *aipu_run_alloc(void);
+void aipu_run_free(struct aipu_run *r);
+struct aipu_tracker *aipu_tracker_alloc(void);
+void aipu_tracker_free(struct aipu_tracker *t);
+
+void track_init(struct aipu_track *tr);
+struct aipu_tracker *track_find(struct aipu_track *tr, const void *key);
+struct aipu_tracker *track_get(struct aipu_track *tr, const void *key,
+			       void *host);
+void track_pages(struct aipu_track *tr, struct aipu_tracker *t,
+		 pgoff_t start, unsigned long nr, unsigned long time,
+		 bool pending);
+void track_meta(struct aipu_track *tr, struct aipu_tracker *t,
+		unsigned long time, bool was_clean);
+void track_whole(struct aipu_track *tr, struct aipu_tracker *t,
+		 unsigned long time);
+
+unsigned long track_scan(struct aipu_track *tr, unsigned long cutoff,
+			 bool all, unsigned long limit);
+unsigned long track_oldest(struct aipu_track *tr, unsigned long now);
+struct aipu_run *track_take(struct aipu_track *tr);
+unsigned long track_requeue(struct aipu_track *tr, struct aipu_run *r,
+			    pgoff_t start, pgoff_t end);
+void track_requeue_embedded(struct aipu_track *tr, struct aipu_run *r);
+void track_end_pass(struct aipu_track *tr, unsigned long issued);
+void track_done(struct aipu_track *tr, struct aipu_run *r);
+void track_kill(struct aipu_track *tr, struct aipu_tracker *t);
+void track_clear(struct aipu_track *tr);
+
+#endif /* AIPU_TRACK_H */

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aipu: /sys/kernel/aipu/.
+ *
+ *   policy          "[kernel] aipu pu"; write a name to switch
+ *   max_age_ms, period_ms, pu_interval_ms, handover_ms   (see knobs.c)
+ *   stat            counters, one "name value" pair a line
+ *   burst_hist      pages written per flusher pass: "low high passes"
+ *
+ * Writes need root (mode 0644); a value we cannot take is refused with
+ * -EINVAL, one rate-limited log line, and no change.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/jiffies.h>
+#include <linux/kobject.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+
+#include "aipu.h"
+
+static struct kobject *aipu_kobj;
+
+static ssize_t policy_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	int i, cur = aipu_policy_get(), n = 0;
+
+	for (i = 0; i < AIPU_NR_POLICIES; i++)
+		n += sysfs_emit_at(buf, n, i == cur ? "%s[%s]" : "%s%s",
+				   i ? " " : "", aipu_policy_name(i));
+	return n + sysfs_emit_at(buf, n, "\n");
+}
+
+static ssize_t policy_store(struct kobject *kobj, struct kobj_attribute *attr,
+			    const char *buf, size_t count)
+{
+	int id = aipu_policy_parse(buf);
+
+	if (id < 0) {
+		pr_warn_ratelimited("policy: rejected: expected kernel, aipu or pu\n");
+		return -EINVAL;
+	}
+	aipu_policy_set(id);
+	return count;
+}
+
+static struct kobj_attribute policy_attr = __ATTR_RW(policy);
+
+struct knob_attr {
+	struct kobj_attribute ka;
+	const struct aipu_knob *knob;
+};
+
+static ssize_t knob_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	const struct aipu_knob *k = container_of(attr, struct knob_attr,
+						 ka)->knob;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*k->val));
+}
+
+static ssize_t knob_store(struct kobject *kobj, struct kobj_attribute *attr,
+			  const char *buf, size_t count)
+{
+	const struct aipu_knob *k = container_of(attr, struct knob_attr,
+						 ka)->knob;
+	int ret = aipu_knob_set(k, buf);
+
+	return ret ? ret : count;
+}
+
+static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	unsigned long flags, oldest;
+	struct aipu_stats s;
+	int n = 0;
+
+	spin_lock_irqsave(&aipu_lock, flags);
+	s = aipu_tr.st;
+	oldest = track_oldest(&aipu_tr, jiffies);
+	spin_unlock_irqrestore(&aipu_lock, flags);
+
+#define EMIT(name, val) (n += sysfs_emit_at(buf, n, name " %llu\n", \
+					    (unsigned long long)(val)))
+	EMIT("pages_dirtied", s.pages_dirtied);
+	EMIT("meta_dirtied", s.meta_dirtied);
+	EMIT("entries_scanned", s.entries_scanned);
+	EMIT("pages_written", s.pages_written);
+	EMIT("meta_written", s.meta_written);
+	EMIT("pages_clean", s.pages_clean);
+	EMIT("pages_retried", s.pages_retried);
+	EMIT("pages_tracked", s.pages_tracked);
+	EMIT("runs_tracked", s.runs_tracked);
+	EMIT("mappings_tracked", s.trackers);
+	EMIT("oldest_age_ms", jiffies_to_msecs(oldest));
+	EMIT("flusher_runs", s.flusher_runs);
+	EMIT("fallbacks", s.fallbacks);
+	EMIT("kupdate_off", aipu_kupdate_is_off());
+	EMIT("handover_left_ms", aipu_handover_left_ms());
+#undef EMIT
+	return n;
+}
+
+static struct kobj_attribute stat_attr = __ATTR_RO(stat);
+
+static ssize_t burst_hist_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	u64 hist[AIPU_HIST_BUCKETS];
+	unsigned long flags;
+	int b, n = 0;
+
+	spin_lock_irqsave(&aipu_lock, flags);
+	memcpy(hist, aipu_tr.hist, sizeof(hist));
+	spin_unlock_irqrestore(&aipu_lock, flags);
+
+	/* Bucket b holds passes that wrote [2^(b-1), 2^b - 1] pages. */
+	for (b = 0; b < AIPU_HIST_BUCKETS; b++) {
+		unsigned long lo = b ? 1UL << (b - 1) : 0;
+		unsigned long hi = b ? (1UL << b) - 1 : 0;
+
+		if (b == AIPU_HIST_BUCKETS - 1)
+			n += sysfs_emit_at(buf, n, "%lu - %llu\n", lo, hist[b]);
+		else
+			n += sysfs_emit_at(buf, n, "%lu %lu %llu\n", lo, hi,
+					   hist[b]);
+	}
+	return n;
+}
+
+static struct kobj_attribute burst_hist_attr = __ATTR_RO(burst_hist);
+
+static struct knob_attr *knob_attrs;
+static struct attribute **attrs;
+static struct attribute_group group;
+
+static int build_group(void)
+{
+	unsigned int i, n = aipu_nr_knobs;
+
+	knob_attrs = kcalloc(n, sizeof(*knob_attrs), GFP_KERNEL);
+	attrs = kcalloc(n + 4, sizeof(*attrs), GFP_KERNEL);
+	if (!knob_attrs || !attrs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct kobj_attribute *ka = &knob_attrs[i].ka;
+
+		knob_attrs[i].knob = &aipu_knobs[i];
+		sysfs_attr_init(&ka->attr);
+		ka->attr.name = aipu_knobs[i].name;
+		ka->attr.mode = 0644;
+		ka->show = knob_show;
+		ka->store = knob_store;
+		attrs[i] = &ka->attr;
+	}
+	attrs[n] = &policy_attr.attr;
+	attrs[n + 1] = &stat_attr.attr;
+	attrs[n + 2] = &burst_hist_attr.attr;
+	group.attrs = attrs;
+	return 0;
+}
+
+static void free_group(void)
+{
+	kfree(attrs);
+	kfree(knob_attrs);
+	attrs = NULL;
+	knob_attrs = NULL;
+}
+
+int aipu_sysfs_init(void)
+{
+	int ret = build_group();
+
+	if (ret)
+		goto out_free;
+	aipu_kobj = kobject_create_and_add(AIPU_NAME, kernel_kobj);
+	if (!aipu_kobj) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	ret = sysfs_create_group(aipu_kobj, &group);
+	if (!ret)
+		return 0;
+	kobject_put(aipu_kobj);
+	aipu_kobj = NULL;
+out_free:
+	free_group();
+	return ret;
+}
+
+/* kobject_put() waits for stores in progress (kernfs active references). */
+void aipu_sysfs_exit(void)
+{
+	if (aipu_kobj) {
+		sysfs_remove_group(aipu_kobj, &group);
+		kobject_put(aipu_kobj);
+	}
+	aipu_kobj = NULL;
+	free_group();
+}

@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aipu: age-ordered tracking of first-dirty times.  See include/aipu_track.h
+ * for the data structure; every function here runs under the tracking lock
+ * and never sleeps.
+ */
+#include <linux/bitops.h>
+#include <linux/hash.h>
+#include <linux/jiffies.h>
+#include <linux/string.h>
+
+#include "aipu_track.h"
+
+static struct hlist_head *bucket(struct aipu_track *tr, const void *key)
+{
+	return &tr->hash[hash_ptr((void *)key, AIPU_HASH_BITS)];
+}
+
+static struct aipu_run *node_run(struct rb_node *n)
+{
+	return n ? rb_entry(n, struct aipu_run, node) : NULL;
+}
+
+static unsigned long run_pages(const struct aipu_run *r)
+{
+	return r->end - r->start;
+}
+
+void track_init(struct aipu_track *tr)
+{
+	unsigned int i;
+
+	memset(tr, 0, sizeof(*tr));
+	INIT_LIST_HEAD(&tr->waiting);
+	INIT_LIST_HEAD(&tr->retry);
+	INIT_LIST_HEAD(&tr->pending);
+	for (i = 0; i < ARRAY_SIZE(tr->hash); i++)
+		INIT_HLIST_HEAD(&tr->hash[i]);
+}
+
+struct aipu_tracker *track_find(struct aipu_track *tr, const void *key)
+{
+	struct aipu_tracker *t;
+
+	hlist_for_each_entry(t, bucket(tr, key), hash)
+		if (t->key == key)
+			return t;
+	return NULL;
+}
+
+static void embed_init(struct aipu_run *r, struct aipu_tracker *t, u8 kind)
+{
+	memset(r, 0, sizeof(*r));
+	INIT_LIST_HEAD(&r->lru);
+	RB_CLEAR_NODE(&r->node);
+	r->t = t;
+	r->kind = kind;
+	r->state = AIPU_IDLE;
+}
+
+struct aipu_tracker *track_get(struct aipu_track *tr, const void *key,
+			       void *host)
+{
+	struct aipu_tracker *t = track_find(tr, key);
+
+	if (t)
+		return t;
+	t = aipu_tracker_alloc();
+	if (!t)
+		return NULL;
+	t->key = key;
+	t->host = host;
+	t->runs = RB_ROOT;
+	t->users = 0;
+	t->dead = false;
+	embed_init(&t->whole, t, AIPU_WHOLE);
+	embed_init(&t->meta, t, AIPU_META);
+	hlist_add_head(&t->hash, bucket(tr, key));
+	tr->st.trackers++;
+	return t;
+}
+
+static void tracker_free(struct aipu_track *tr, struct aipu_tracker *t)
+{
+	tr->st.trackers--;
+	aipu_tracker_free(t);
+}
+
+/* The run that contains @index, or else the first run after it. */
+static struct aipu_run *run_from(struct aipu_tracker *t, pgoff_t index)
+{
+	struct rb_node *n = t->runs.rb_node;
+	struct aipu_run *best = NULL;
+
+	while (n) {
+		struct aipu_run *r = node_run(n);
+
+		if (index < r->end) {
+			best = r;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	return best;
+}
+
+static void run_insert(struct aipu_track *tr, struct aipu_run *r)
+{
+	struct rb_node **p = &r->t->runs.rb_node, *parent = NULL;
+
+	while (*p) {
+		parent = *p;
+		if (r->start < node_run(parent)->start)
+			p = &parent->rb_left;
+		else
+			p = &parent->rb_right;
+	}
+	rb_link_node(&r->node, parent, p);
+	rb_insert_color(&r->node, &r->t->runs);
+	tr->st.pages_tracked += run_pages(r);
+}
+
+static struct aipu_run *run_new(struct aipu_track *tr, struct aipu_tracker *t,
+				pgoff_t start, pgoff_t end, unsigned long time,
+				u8 state)
+{
+	struct aipu_run *r = aipu_run_alloc();
+
+	if (!r)
+		return NULL;
+	INIT_LIST_HEAD(&r->lru);
+	RB_CLEAR_NODE(&r->node);
+	r->t = t;
+	r->start = start;
+	r->end = end;
+	r->time = time;
+	r->kind = AIPU_PAGES;
+	r->state = state;
+	tr->st.runs_tracked++;
+	return r;
+}
+
+static void run_free(struct aipu_track *tr, struct aipu_run *r)
+{
+	tr->st.runs_tracked--;
+	aipu_run_free(r);
+}
+
+/* Take a tracked run out of its tree and list and free it. */
+static void run_destroy(struct aipu_track *tr, struct aipu_run *r)
+{
+	rb_erase(&r->node, &r->t->runs);
+	list_del(&r->lru);
+	tr->st.pages_tracked -= run_pages(r);
+	run_free(tr, r);
+}
+
+/* Keep the retry list in first-dirty order; it is short. */
+static void retry_insert(struct aipu_track *tr, struct aipu_run *r)
+{
+	struct aipu_run *p;
+
+	r->state = AIPU_WAITING;
+	list_for_each_entry_reverse(p, &tr->retry, lru) {
+		if (!time_before(r->time, p->time)) {
+			list_add(&r->lru, &p->lru);
+			return;
+		}
+	}
+	list_add(&r->lru, &tr->retry);
+}
+
+/*
+ * Pages in [start, end) went clean -> dirty again, so whatever run still
+ * covers them holds the time of an earlier dirtying that somebody else
+ * cleaned.  Cut them out.  Splitting a run needs memory; without it the pages
+ * keep the older time (written early, never late) and false is returned.
+ */
+static bool carve(struct aipu_track *tr, struct aipu_tracker *t,
+		  pgoff_t start, pgoff_t end)
+{
+	struct aipu_run *r = run_from(t, start), *next, *f;
+
+	for (; r && r->start < end; r = next) {
+		next = node_run(rb_next(&r->node));
+		if (r->start < start && r->end > end) {
+			f = run_new(tr, t, end, r->end, r->time, r->state);
+			if (!f)
+				return false;
+			tr->st.pages_tracked -= r->end - start;
+			r->end = start;
+			run_insert(tr, f);
+			list_add(&f->lru, &r->lru);
+			return true;
+		}
+		if (r->start >= start && r->end <= end) {
+			run_destroy(tr, r);
+		} else if (r->start < start) {
+			tr->st.pages_tracked -= r->end - start;
+			r->end = start;
+		} else {
+			tr->st.pages_tracked -= end - r->start;
+			r->start = end;
+		}
+	}
+	return true;
+}
+
+static bool joins(const struct aipu_run *r, unsigned long time, u8 state)
+{
+	return r && r->time == time && r->state == state;
+}
+
+/* Grow a neighbour dirtied in the same jiffy instead of adding a run. */
+static bool extend(struct aipu_track *tr, struct aipu_tracker *t,
+		   pgoff_t start, pgoff_t end, unsigned long time, u8 state)
+{
+	struct aipu_run *next = run_from(t, start);
+	struct aipu_run *prev = next ? node_run(rb_prev(&next->node)) :
+				       node_run(rb_last(&t->runs));
+	bool nj = joins(next, time, state) && next->start == end;
+
+	if (joins(prev, time, state) && prev->end == start) {
+		pgoff_t last = end;
+
+		if (nj) {
+			last = next->end;
+			run_destroy(tr, next);
+		}
+		tr->st.pages_tracked += last - prev->end;
+		prev->end = last;
+		return true;
+	}
+	if (nj) {
+		tr->st.pages_tracked += end - start;
+		next->start = start;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Pages [start, start + nr) of @t went clean -> dirty at @time.  @pending
+ * puts them straight on the pending list: the flusher itself dirtied them
+ * while writing older metadata, and they inherit its age.
+ */
+void track_pages(struct aipu_track *tr, struct aipu_tracker *t,
+		 pgoff_t start, unsigned long nr, unsigned long time,
+		 bool pending)
+{
+	u8 state = pending ? AIPU_PENDING : AIPU_WAITING;
+	pgoff_t end = start + nr;
+	struct aipu_run *r;
+
+	tr->st.pages_dirtied += nr;
+	if (!carve(tr, t, start, end)) {
+		tr->st.fallbacks++;
+		return;
+	}
+	if (extend(tr, t, start, end, time, state))
+		return;
+	r = run_new(tr, t, start, end, time, state);
+	if (!r) {
+		tr->st.fallbacks++;
+		track_whole(tr, t, time);
+		return;
+	}
+	run_insert(tr, r);
+	list_add_tail(&r->lru, pending ? &tr->pending : &tr->waiting);
+}
+
+static void embed_queue(struct aipu_track *tr, struct aipu_run *r,
+			unsigned long time)
+{
+	r->time = time;
+	r->state = AIPU_WAITING;
+	list_add_tail(&r->lru, &tr->waiting);
+}
+
+/*
+ * Run memory ran out: bound the whole mapping by the oldest time anything in
+ * it went untracked.  Already queued means an older time is set; being issued
+ * means the flusher re-reads the mapping's dirty pages after writing.
+ */
+void track_whole(struct aipu_track *tr, struct aipu_tracker *t,
+		 unsigned long time)
+{
+	if (t->whole.state == AIPU_IDLE)
+		embed_queue(tr, &t->whole, time);
+}
+
+void track_meta(struct aipu_track *tr, struct aipu_tracker *t,
+		unsigned long time, bool was_clean)
+{
+	struct aipu_run *r = &t->meta;
+
+	if (was_clean)
+		tr->st.meta_dirtied++;
+	if (r->state == AIPU_IDLE) {
+		embed_queue(tr, r, time);
+	} else if (r->state == AIPU_WAITING && was_clean) {
+		/* Written by someone else since: a new first-dirty time. */
+		list_del(&r->lru);
+		embed_queue(tr, r, time);
+	}
+}
+
+/*
+ * Phase 1.  Move runs dirtied before @cutoff (all runs if @all) from the head
+ * of the age list to the pending list, at most @limit pages if non-zero.
+ * Touches only what it moves plus the run that stops it.  Returns the number
+ * of pages moved (embedded runs count as one).
+ */
+unsigned long track_scan(struct aipu_track *tr, unsigned long cutoff,
+			 bool all, unsigned long limit)
+{
+	unsigned long moved = 0;
+	struct aipu_run *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &tr->waiting, lru) {
+		tr->st.entries_scanned++;
+		if (!all && !time_before(r->time, cutoff))
+			break;
+		if (limit && moved >= limit)
+			break;
+		list_move_tail(&r->lru, &tr->pending);
+		r->state = AIPU_PENDING;
+		moved += r->kind == AIPU_PAGES ? run_pages(r) : 1;
+	}
+	return moved;
+}
+
+static struct aipu_run *first(struct list_head *head)
+{
+	return list_first_entry_or_null(head, struct aipu_run, lru);
+}
+
+/* Age in jiffies of the oldest dirty data aipu tracks, 0 if none. */
+unsigned long track_oldest(struct aipu_track *tr, unsigned long now)
+{
+	struct aipu_run *c[3] = { first(&tr->pending), first(&tr->retry),
+				  first(&tr->waiting) };
+	unsigned long oldest = now;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++)
+		if (c[i] && time_before(c[i]->time, oldest))
+			oldest = c[i]->time;
+	return now - oldest;
+}
+
+/* Drop neighbour @n of @r; @r now covers its pages (counted with @r). */
+static void merge(struct aipu_track *tr, struct aipu_run *r,
+		  struct aipu_run *n)
+{
+	unsigned long len = run_pages(n);
+
+	if (time_before(n->time, r->time))
+		r->time = n->time;
+	run_destroy(tr, n);
+	tr->st.pages_tracked += len;
+}
+
+/* Fold pending neighbours of @r into it: contiguous pages, one write. */
+static void absorb(struct aipu_track *tr, struct aipu_run *r)
+{
+	struct aipu_run *n;
+
+	while ((n = node_run(rb_prev(&r->node))) &&
+	       n->state == AIPU_PENDING && n->end == r->start) {
+		r->start = n->start;
+		merge(tr, r, n);
+	}
+	while ((n = node_run(rb_next(&r->node))) &&
+	       n->state == AIPU_PENDING && n->start == r->end) {
+		r->end = n->end;
+		merge(tr, r, n);
+	}
+}
+
+/*
+ * Phase 2.  Take the oldest pending run for issuing.  It leaves the tree, so
+ * pages dirtied again while it is written get runs of their own; the tracker
+ * stays allocated until track_done().
+ */
+struct aipu_run *track_take(struct aipu_track *tr)
+{
+	struct aipu_run *r = first(&tr->pending);
+
+	if (!r)
+		return NULL;
+	list_del_init(&r->lru);
+	r->t->users++;
+	if (r->kind == AIPU_PAGES) {
+		absorb(tr, r);
+		rb_erase(&r->node, &r->t->runs);
+		RB_CLEAR_NODE(&r->node);
+		tr->st.pages_tracked -= run_pages(r);
+	}
+	r->state = AIPU_ISSUING;
+	return r;
+}
+
+/* Retry @time for the whole mapping, as the coarse fallback does. */
+static void requeue_whole(struct aipu_track *tr, struct aipu_tracker *t,
+			  unsigned long time)
+{
+	struct aipu_run *w = &t->whole;
+
+	if (w->state == AIPU_PENDING)
+		return;		/* written later in this same pass */
+	if (w->state == AIPU_WAITING) {
+		if (!time_before(time, w->time))
+			return;
+		list_del(&w->lru);
+	}
+	w->time = time;
+	retry_insert(tr, w);
+}
+
+/* A run for a gap: the issued run itself if it is still unused. */
+static struct aipu_run *gap_run(struct aipu_track *tr, struct aipu_run *r,
+				pgoff_t start, pgoff_t end)
+{
+	if (r->kind == AIPU_PAGES && r->state == AIPU_ISSUING) {
+		r->start = start;
+		r->end = end;
+		return r;
+	}
+	return run_new(tr, r->t, start, end, r->time, AIPU_WAITING);
+}
+
+/*
+ * Pages [start, end) of the issued run @r are still dirty: locked, already
+ * under writeback, or dirtied again.  Those dirtied again already have runs
+ * of their own; the rest keep @r's time and are retried next period.
+ * Returns the number of pages put back.
+ */
+unsigned long track_requeue(struct aipu_track *tr, struct aipu_run *r,
+			    pgoff_t start, pgoff_t end)
+{
+	struct aipu_tracker *t = r->t;
+	struct aipu_run *c = run_from(t, start), *g;
+	unsigned long n = 0;
+	pgoff_t pos = start;
+
+	if (t->dead)
+		return 0;
+	while (pos < end) {
+		pgoff_t stop = (c && c->start < end) ? c->start : end;
+
+		if (pos < stop) {
+			g = gap_run(tr, r, pos, stop);
+			if (!g) {
+				tr->st.fallbacks++;
+				requeue_whole(tr, t, r->time);
+				break;
+			}
+			run_insert(tr, g);
+			retry_insert(tr, g);
+			n += stop - pos;
+		}
+		if (stop == end)
+			break;
+		pos = c->end;
+		c = node_run(rb_next(&c->node));
+	}
+	tr->st.pages_retried += n;
+	return n;
+}
+
+/* The issued metadata or whole-mapping run @r needs another try. */
+void track_requeue_embedded(struct aipu_track *tr, struct aipu_run *r)
+{
+	if (!r->t->dead && r->state == AIPU_ISSUING)
+		retry_insert(tr, r);
+}
+
+void track_end_pass(struct aipu_track *tr, unsigned long issued)
+{
+	list_splice_init(&tr->retry, &tr->waiting);
+	tr->hist[min_t(unsigned long, fls_long(issued),
+		       AIPU_HIST_BUCKETS - 1)]++;
+	tr->st.flusher_runs++;
+}
+
+/* The flusher is finished with @r; it may have been reused by a requeue. */
+void track_done(struct aipu_track *tr, struct aipu_run *r)
+{
+	struct aipu_tracker *t = r->t;
+
+	if (r->state == AIPU_ISSUING) {
+		if (r->kind == AIPU_PAGES)
+			run_free(tr, r);
+		else
+			r->state = AIPU_IDLE;
+	}
+	if (!--t->users && t->dead)
+		tracker_free(tr, t);
+}
+
+static void embed_drop(struct aipu_run *r)
+{
+	if (r->state == AIPU_WAITING || r->state == AIPU_PENDING) {
+		list_del_init(&r->lru);
+		r->state = AIPU_IDLE;
+	}
+}
+
+/* The mapping is going away (inode eviction): forget it. */
+void track_kill(struct aipu_track *tr, struct aipu_tracker *t)
+{
+	struct aipu_run *r, *n;
+
+	rbtree_postorder_for_each_entry_safe(r, n, &t->runs, node) {
+		list_del(&r->lru);
+		tr->st.pages_tracked -= run_pages(r);
+		run_free(tr, r);
+	}
+	t->runs = RB_ROOT;
+	embed_drop(&t->whole);
+	embed_drop(&t->meta);
+	hlist_del_init(&t->hash);
+	t->dead = true;
+	if (!t->users)
+		tracker_free(tr, t);
+}
+
+/* Forget everything; the flusher must hold no run. */
+void track_clear(struct aipu_track *tr)
+{
+	struct aipu_tracker *t;
+	struct hlist_node *tmp;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(tr->hash); i++)
+		hlist_for_each_entry_safe(t, tmp, &tr->hash[i], hash)
+			track_kill(tr, t);
+}
