@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of aipu's age-ordered tracking (src/track.c) in user space.
+ *
+ * Directed tests pin down each rule; a model-based test then drives random
+ * dirtying, cleaning by "someone else", flusher passes with locked pages and
+ * allocation failures, and checks after every step that each dirty page is
+ * covered exactly once, never by a time later than its first dirtying (and
+ * exactly its time while memory lasts), that the age list is sorted and that
+ * the counters match the structure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "aipu_track.h"
+
+static int passed, failed;
+static const char *cur;
+
+#define CHECK(cond)                                                        \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			printf("  %s: %s:%d: %s\n", cur, __FILE__, __LINE__, \
+			       #cond);                                     \
+			return 1;                                          \
+		}                                                          \
+	} while (0)
+
+/* ---- memory with failure injection and leak accounting ---- */
+
+static long live_runs, live_trackers;
+static int fail_runs;		/* fail the next N run allocations */
+static int fail_every;		/* or every Nth, randomly */
+
+struct aipu_run *aipu_run_alloc(void)
+{
+	if (fail_runs > 0) {
+		fail_runs--;
+		return NULL;
+	}
+	if (fail_every && rand() % fail_every == 0)
+		return NULL;
+	live_runs++;
+	return calloc(1, sizeof(struct aipu_run));
+}
+
+void aipu_run_free(struct aipu_run *r)
+{
+	live_runs--;
+	free(r);
+}
+
+struct aipu_tracker *aipu_tracker_alloc(void)
+{
+	live_trackers++;
+	return calloc(1, sizeof(struct aipu_tracker));
+}
+
+void aipu_tracker_free(struct aipu_tracker *t)
+{
+	live_trackers--;
+	free(t);
+}
+
+/* ---- helpers ---- */
+
+static struct aipu_track tr;
+static char keys[8];
+
+static void reset(void)
+{
+	track_clear(&tr);
+	track_init(&tr);
+	fail_runs = 0;
+	fail_every = 0;
+}
+
+static struct aipu_run *run_at(struct aipu_tracker *t, pgoff_t index)
+{
+	struct rb_node *n;
+
+	for (n = rb_first(&t->runs); n; n = rb_next(n)) {
+		struct aipu_run *r = rb_entry(n, struct aipu_run, node);
+
+		if (r->start <= index && index < r->end)
+			return r;
+	}
+	return NULL;
+}
+
+static unsigned long count_runs(struct aipu_tracker *t)
+{
+	unsigned long n = 0;
+	struct rb_node *p;
+
+	for (p = rb_first(&t->runs); p; p = rb_next(p))
+		n++;
+	return n;
+}
+
+static int list_sorted(struct list_head *head)
+{
+	struct aipu_run *r, *prev = NULL;
+
+	list_for_each_entry(r, head, lru) {
+		if (prev && time_before(r->time, prev->time))
+			return 0;
+		prev = r;
+	}
+	return 1;
+}
+
+/* ---- directed tests ---- */
+
+static int t_first_dirty_time(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+
+	track_pages(&tr, t, 5, 1, 100, false);
+	CHECK(run_at(t, 5)->time == 100);
+	/* Not aged at 100 + 50: nothing moves, one entry looked at. */
+	CHECK(track_scan(&tr, 100, false, 0) == 0);
+	CHECK(tr.st.entries_scanned == 1);
+	/* Cleaned by someone and dirtied again: a new time. */
+	track_pages(&tr, t, 5, 1, 200, false);
+	CHECK(run_at(t, 5)->time == 200);
+	CHECK(count_runs(t) == 1 && tr.st.pages_tracked == 1);
+	CHECK(track_scan(&tr, 150, false, 0) == 0);
+	CHECK(track_scan(&tr, 201, false, 0) == 1);
+	return 0;
+}
+
+static int t_extend_same_jiffy(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+	pgoff_t i;
+
+	for (i = 0; i < 10; i++)
+		track_pages(&tr, t, i, 1, 100, false);
+	CHECK(count_runs(t) == 1);
+	for (i = 20; i > 10; i--)	/* backwards writer */
+		track_pages(&tr, t, i, 1, 100, false);
+	CHECK(count_runs(t) == 2);
+	track_pages(&tr, t, 10, 1, 100, false);	/* fills the hole: merge */
+	CHECK(count_runs(t) == 1 && run_at(t, 0)->end == 21);
+	track_pages(&tr, t, 21, 1, 101, false);	/* next jiffy: new run */
+	CHECK(count_runs(t) == 2);
+	CHECK(tr.st.pages_tracked == 22 && tr.st.runs_tracked == 2);
+	return 0;
+}
+
+static int t_carve_split(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+
+	track_pages(&tr, t, 0, 10, 100, false);
+	track_pages(&tr, t, 5, 1, 200, false);
+	CHECK(count_runs(t) == 3);
+	CHECK(run_at(t, 4)->time == 100 && run_at(t, 6)->time == 100);
+	CHECK(run_at(t, 5)->time == 200);
+	CHECK(tr.st.pages_tracked == 10 && list_sorted(&tr.waiting));
+	/* A large folio over several runs replaces them. */
+	track_pages(&tr, t, 2, 6, 300, false);
+	CHECK(run_at(t, 2)->time == 300 && run_at(t, 7)->time == 300);
+	CHECK(run_at(t, 1)->time == 100 && run_at(t, 9)->time == 100);
+	CHECK(tr.st.pages_tracked == 10 && list_sorted(&tr.waiting));
+	return 0;
+}
+
+static int t_scan_touches_aged_plus_one(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+	unsigned long i;
+
+	for (i = 0; i < 1000; i++)
+		track_pages(&tr, t, 2 * i, 1, 1000 + i, false);
+	CHECK(track_scan(&tr, 1010, false, 0) == 10);
+	CHECK(tr.st.entries_scanned == 11);
+	/* PU: everything, each entry once. */
+	CHECK(track_scan(&tr, 0, true, 0) == 990);
+	CHECK(tr.st.entries_scanned == 11 + 990);
+	/* A limit stops the scan early. */
+	reset();
+	t = track_get(&tr, &keys[0], NULL);
+	for (i = 0; i < 100; i++)
+		track_pages(&tr, t, 2 * i, 1, 1000 + i, false);
+	CHECK(track_scan(&tr, 5000, false, 30) == 30);
+	return 0;
+}
+
+static int t_take_absorbs_neighbours(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+	struct aipu_run *r;
+
+	track_pages(&tr, t, 0, 5, 100, false);
+	track_pages(&tr, t, 5, 5, 101, false);
+	track_pages(&tr, t, 10, 5, 300, false);	/* not aged: stays */
+	CHECK(track_scan(&tr, 200, false, 0) == 10);
+	r = track_take(&tr);
+	CHECK(r && r->start == 0 && r->end == 10 && r->time == 100);
+	CHECK(r->state == AIPU_ISSUING && t->users == 1);
+	CHECK(track_take(&tr) == NULL);
+	CHECK(tr.st.pages_tracked == 5);
+	track_done(&tr, r);
+	CHECK(t->users == 0 && tr.st.runs_tracked == 1);
+	return 0;
+}
+
+static int t_requeue_keeps_old_time(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+	struct aipu_run *r, *w;
+
+	track_pages(&tr, t, 0, 10, 100, false);
+	track_pages(&tr, t, 50, 1, 250, false);
+	track_scan(&tr, 200, false, 0);
+	r = track_take(&tr);
+	/* Page 3 dirtied again while the run was being written. */
+	track_pages(&tr, t, 3, 1, 300, false);
+	/* Pages 0-9 still dirty (locked): put back all but page 3. */
+	CHECK(track_requeue(&tr, r, 0, 10) == 9);
+	track_done(&tr, r);
+	CHECK(run_at(t, 0)->time == 100 && run_at(t, 9)->time == 100);
+	CHECK(run_at(t, 3)->time == 300);
+	CHECK(tr.st.pages_retried == 9 && tr.st.pages_tracked == 11);
+	track_end_pass(&tr, 0);
+	/* Retried runs go to the head, oldest first: list stays sorted. */
+	CHECK(list_sorted(&tr.waiting));
+	w = list_first_entry(&tr.waiting, struct aipu_run, lru);
+	CHECK(w->time == 100);
+	CHECK(tr.hist[0] == 1 && tr.st.flusher_runs == 1);
+	return 0;
+}
+
+static int t_alloc_failure_degrades(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+
+	track_pages(&tr, t, 0, 10, 100, false);
+	/* Split impossible: page 5 keeps the older time (written early). */
+	fail_runs = 1;
+	track_pages(&tr, t, 5, 1, 200, false);
+	CHECK(run_at(t, 5)->time == 100 && tr.st.fallbacks == 1);
+	/* New run impossible: the whole mapping at the oldest such time. */
+	fail_runs = 2;
+	track_pages(&tr, t, 40, 1, 300, false);
+	track_pages(&tr, t, 60, 1, 400, false);
+	CHECK(t->whole.state == AIPU_WAITING && t->whole.time == 300);
+	CHECK(tr.st.fallbacks == 3 && list_sorted(&tr.waiting));
+	CHECK(track_scan(&tr, 301, false, 0) == 11);
+	return 0;
+}
+
+static int t_meta(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+	struct aipu_run *r;
+
+	track_meta(&tr, t, 100, true);
+	track_meta(&tr, t, 150, false);		/* still dirty: keeps 100 */
+	CHECK(t->meta.time == 100);
+	track_meta(&tr, t, 200, true);		/* cleaned meanwhile */
+	CHECK(t->meta.time == 200 && tr.st.meta_dirtied == 2);
+	CHECK(track_scan(&tr, 201, false, 0) == 1);
+	r = track_take(&tr);
+	CHECK(r == &t->meta && r->state == AIPU_ISSUING);
+	track_requeue_embedded(&tr, r);
+	track_done(&tr, r);
+	CHECK(t->meta.state == AIPU_WAITING && t->users == 0);
+	return 0;
+}
+
+static int t_kill_while_issuing(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+	struct aipu_run *r;
+
+	track_pages(&tr, t, 0, 4, 100, false);
+	track_pages(&tr, t, 10, 4, 100, false);
+	track_meta(&tr, t, 100, true);
+	track_scan(&tr, 101, true, 0);
+	r = track_take(&tr);
+	track_kill(&tr, t);		/* evicted while the flusher holds r */
+	CHECK(live_trackers == 1 && track_find(&tr, &keys[0]) == NULL);
+	CHECK(track_requeue(&tr, r, 0, 4) == 0);
+	CHECK(list_empty(&tr.pending) && list_empty(&tr.waiting));
+	track_done(&tr, r);
+	CHECK(live_trackers == 0 && live_runs == 0);
+	CHECK(tr.st.pages_tracked == 0 && tr.st.runs_tracked == 0);
+	return 0;
+}
+
+static int t_pending_inherit(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[1], NULL);
+	struct aipu_run *r;
+
+	track_pages(&tr, t, 7, 1, 50, true);
+	r = track_take(&tr);
+	CHECK(r && r->start == 7 && r->time == 50);
+	track_done(&tr, r);
+	return 0;
+}
+
+static int t_oldest(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+
+	CHECK(track_oldest(&tr, 1000) == 0);
+	track_pages(&tr, t, 0, 1, 400, false);
+	track_pages(&tr, t, 9, 1, 700, false);
+	CHECK(track_oldest(&tr, 1000) == 600);
+	return 0;
+}
+
+/* ---- model-based test ---- */
+
+#define MAPS 3
+#define PAGES 96
+
+struct model {
+	bool dirty[MAPS][PAGES];
+	unsigned long first[MAPS][PAGES];
+	bool degraded[MAPS];	/* some fallback touched this mapping */
+	bool retried[MAPS][PAGES];	/* kept by a pass: may carry the
+					 * older time of a merged neighbour */
+};
+
+static int covered_once(struct aipu_tracker *t, pgoff_t i,
+			struct aipu_run **found)
+{
+	int n = 0;
+	struct rb_node *p;
+
+	for (p = rb_first(&t->runs); p; p = rb_next(p)) {
+		struct aipu_run *r = rb_entry(p, struct aipu_run, node);
+
+		if (r->start <= i && i < r->end) {
+			*found = r;
+			n++;
+		}
+	}
+	return n;
+}
+
+static int check_model(struct model *m, struct aipu_tracker **ts)
+{
+	unsigned long pages = 0, runs = 0;
+	int k;
+	pgoff_t i;
+
+	CHECK(list_sorted(&tr.waiting));
+	for (k = 0; k < MAPS; k++) {
+		struct aipu_run *prev = NULL, *r;
+		struct rb_node *p;
+
+		for (p = rb_first(&ts[k]->runs); p; p = rb_next(p)) {
+			r = rb_entry(p, struct aipu_run, node);
+			CHECK(r->start < r->end);
+			CHECK(!prev || prev->end <= r->start);
+			pages += r->end - r->start;
+			runs++;
+			prev = r;
+		}
+		for (i = 0; i < PAGES; i++) {
+			struct aipu_run *w = &ts[k]->whole;
+
+			if (!m->dirty[k][i])
+				continue;
+			r = NULL;
+			if (covered_once(ts[k], i, &r) == 0) {
+				/* Only the whole-mapping fallback may cover. */
+				CHECK(w->state == AIPU_WAITING);
+				CHECK(!time_after(w->time, m->first[k][i]));
+				continue;
+			}
+			CHECK(!time_after(r->time, m->first[k][i]));
+			if (!m->degraded[k] && !m->retried[k][i])
+				CHECK(r->time == m->first[k][i]);
+		}
+	}
+	CHECK(tr.st.pages_tracked == pages);
+	CHECK(tr.st.runs_tracked == runs && live_runs == (long)runs);
+	return 0;
+}
+
+/* One flusher pass: write aged pages; some are locked and stay dirty. */
+static int model_pass(struct model *m, struct aipu_tracker **ts,
+		      unsigned long now, unsigned long age)
+{
+	struct aipu_run *r;
+	int k;
+	pgoff_t i;
+
+	track_scan(&tr, now - age, false, 0);
+	while ((r = track_take(&tr))) {
+		pgoff_t s = r->kind == AIPU_WHOLE ? 0 : r->start;
+		pgoff_t e = r->kind == AIPU_WHOLE ? PAGES : r->end;
+
+		for (k = 0; ts[k] != r->t; k++)
+			;
+		if (r->kind == AIPU_META) {
+			track_done(&tr, r);
+			continue;
+		}
+		for (i = s; i < e; i++)
+			if (m->dirty[k][i] && rand() % 5)
+				m->dirty[k][i] = false;	/* written */
+		/* Requeue each still-dirty stretch, as requeue_dirty() does. */
+		for (i = s; i < e; i++) {
+			pgoff_t j = i;
+
+			while (j < e && m->dirty[k][j])
+				j++;
+			if (j > i) {
+				pgoff_t x;
+
+				for (x = i; x < j; x++)
+					m->retried[k][x] = true;
+				if (fail_every)
+					m->degraded[k] = true;
+				track_requeue(&tr, r, i, j);
+			}
+			i = j;
+		}
+		track_done(&tr, r);
+	}
+	track_end_pass(&tr, 0);
+	/* The age bound: nothing aged is left untracked-for-writing. */
+	for (k = 0; k < MAPS; k++)
+		for (i = 0; i < PAGES; i++)
+			if (m->dirty[k][i] && !m->degraded[k])
+				CHECK(run_at(ts[k], i) != NULL);
+	return 0;
+}
+
+static int t_model(void)
+{
+	static struct model m;
+	struct aipu_tracker *ts[MAPS];
+	unsigned long now = 1000, age = 40;
+	int step, k;
+
+	memset(&m, 0, sizeof(m));
+	for (k = 0; k < MAPS; k++)
+		ts[k] = track_get(&tr, &keys[k], NULL);
+	for (step = 0; step < 20000; step++) {
+		int op = rand() % 100;
+		pgoff_t i = rand() % PAGES;
+		unsigned long nr = 1 + (rand() % 8 == 0 ? rand() % 4 : 0);
+
+		k = rand() % MAPS;
+		if (i + nr > PAGES)
+			nr = PAGES - i;
+		fail_every = (step / 5000) % 2 ? 7 : 0;
+		if (op < 55) {
+			/* A folio goes clean -> dirty (only if all clean). */
+			pgoff_t j;
+			bool clean = true;
+
+			for (j = i; j < i + nr; j++)
+				clean &= !m.dirty[k][j];
+			if (!clean)
+				continue;
+			for (j = i; j < i + nr; j++) {
+				m.dirty[k][j] = true;
+				m.first[k][j] = now;
+				m.retried[k][j] = false;
+			}
+			if (fail_every)
+				m.degraded[k] = true;
+			track_pages(&tr, ts[k], i, nr, now, false);
+		} else if (op < 70) {
+			m.dirty[k][i] = false;	/* fsync / reclaim */
+		} else if (op < 95) {
+			now += rand() % 3;
+		} else {
+			if (model_pass(&m, ts, now, age))
+				return 1;
+		}
+		if (check_model(&m, ts))
+			return 1;
+	}
+	return 0;
+}
+
+struct test {
+	const char *name;
+	int (*fn)(void);
+};
+
+static const struct test tests[] = {
+	{ "first_dirty_time", t_first_dirty_time },
+	{ "extend_same_jiffy", t_extend_same_jiffy },
+	{ "carve_split", t_carve_split },
+	{ "scan_touches_aged_plus_one", t_scan_touches_aged_plus_one },
+	{ "take_absorbs_neighbours", t_take_absorbs_neighbours },
+	{ "requeue_keeps_old_time", t_requeue_keeps_old_time },
+	{ "alloc_failure_degrades", t_alloc_failure_degrades },
+	{ "meta", t_meta },
+	{ "kill_while_issuing", t_kill_while_issuing },
+	{ "pending_inherit", t_pending_inherit },
+	{ "oldest", t_oldest },
+	{ "model", t_model },
+};
+
+int main(void)
+{
+	unsigned int i;
+
+	srand(42);
+	track_init(&tr);
+	for (i = 0; i < ARRAY_SIZE(tests); i++) {
+		cur = tests[i].name;
+		reset();
+		if (tests[i].fn()) {
+			printf("FAIL unit/%s\n", cur);
+			failed++;
+		} else {
+			printf("PASS unit/%s\n", cur);
+			passed++;
+		}
+	}
+	reset();
+	if (live_runs || live_trackers) {
+		printf("FAIL unit/no_leaks: %ld runs, %ld trackers\n",
+		       live_runs, live_trackers);
+		failed++;
+	} else {
+		printf("PASS unit/no_leaks\n");
+		passed++;
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
