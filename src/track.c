@@ -496,8 +496,14 @@ void track_done(struct aipu_track *tr, struct aipu_run *r)
 		else
 			r->state = AIPU_IDLE;
 	}
-	if (!--t->users && t->dead)
-		tracker_free(tr, t);
+	if (--t->users)
+		return;
+	if (!t->dead && RB_EMPTY_ROOT(&t->runs) && t->whole.state == AIPU_IDLE &&
+	    t->meta.state == AIPU_IDLE)
+		hlist_del_init(&t->hash);	/* nothing left to track */
+	else if (!t->dead)
+		return;
+	tracker_free(tr, t);
 }
 
 static void embed_drop(struct aipu_run *r)

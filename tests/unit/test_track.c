@@ -204,6 +204,11 @@ static int t_take_absorbs_neighbours(void)
 	CHECK(tr.st.pages_tracked == 5);
 	track_done(&tr, r);
 	CHECK(t->users == 0 && tr.st.runs_tracked == 1);
+	/* The last run written: the tracker goes too. */
+	track_scan(&tr, 400, false, 0);
+	r = track_take(&tr);
+	track_done(&tr, r);
+	CHECK(track_find(&tr, &keys[0]) == NULL && live_trackers == 0);
 	return 0;
 }
 
@@ -385,6 +390,15 @@ static int check_model(struct model *m, struct aipu_tracker **ts)
 	return 0;
 }
 
+/* Trackers come and go (an empty one is freed): look them up again. */
+static void refresh(struct aipu_tracker **ts)
+{
+	int k;
+
+	for (k = 0; k < MAPS; k++)
+		ts[k] = track_get(&tr, &keys[k], NULL);
+}
+
 /* One flusher pass: write aged pages; some are locked and stay dirty. */
 static int model_pass(struct model *m, struct aipu_tracker **ts,
 		      unsigned long now, unsigned long age)
@@ -427,6 +441,7 @@ static int model_pass(struct model *m, struct aipu_tracker **ts,
 		track_done(&tr, r);
 	}
 	track_end_pass(&tr, 0);
+	refresh(ts);
 	/* The age bound: nothing aged is left untracked-for-writing. */
 	for (k = 0; k < MAPS; k++)
 		for (i = 0; i < PAGES; i++)
@@ -440,15 +455,17 @@ static int t_model(void)
 	static struct model m;
 	struct aipu_tracker *ts[MAPS];
 	unsigned long now = 1000, age = 40;
+
+	refresh(ts);
 	int step, k;
 
 	memset(&m, 0, sizeof(m));
-	for (k = 0; k < MAPS; k++)
-		ts[k] = track_get(&tr, &keys[k], NULL);
 	for (step = 0; step < 20000; step++) {
 		int op = rand() % 100;
 		pgoff_t i = rand() % PAGES;
 		unsigned long nr = 1 + (rand() % 8 == 0 ? rand() % 4 : 0);
+
+		refresh(ts);
 
 		k = rand() % MAPS;
 		if (i + nr > PAGES)
