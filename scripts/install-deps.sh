@@ -12,9 +12,10 @@ command -v apt-get >/dev/null || die "this script expects Debian 12 (apt-get not
 export DEBIAN_FRONTEND=noninteractive
 
 stamp=/var/lib/aipu-deps.stamp
-want_version=3
+want_version=4
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_version" ] &&
-	command -v vng >/dev/null && ls /lib/modules/*/build >/dev/null 2>&1; then
+	command -v vng >/dev/null && command -v ruff >/dev/null &&
+	ls /lib/modules/*/build >/dev/null 2>&1; then
 	echo "install-deps: already installed ($stamp)"
 	exit 0
 fi
@@ -50,6 +51,13 @@ fi
 if ! command -v vng >/dev/null; then
 	pip install -q 'virtme-ng==1.42' || pip install -q virtme-ng
 fi
+if ! command -v ruff >/dev/null; then
+	pip install -q 'ruff==0.8.4' || pip install -q ruff
+fi
+if ! command -v vng >/dev/null || ! command -v ruff >/dev/null; then
+	die "pip installed virtme-ng/ruff but they are not on PATH ($PATH): add pip's script directory to PATH."
+fi
+
 
 echo "$want_version" >"$stamp"
-echo "install-deps: done (kernels: $(ls /lib/modules | tr '\n' ' '))"
+echo "install-deps: done (kernels: $(cd /lib/modules && echo *))"

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# make check: everything that proves aipu works, in one run.
+#   1. user-space unit tests of the tracking logic
+#   2. aipu.ko built for every installed kernel, W=1 and sparse, no warnings
+#   3. style: checkpatch, shellcheck, ruff
+#   4. VM tests: one QEMU boot per kernel (6.1 and 6.12) running tests/vm/
+# The last line is the total "N passed, N failed"; non-zero exit on failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pass=0
+fail=0
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+# Run a stage whose output ends with "N passed, N failed"; add its counts.
+stage() { # name command...
+	local name=$1 rc=0 last p f
+	shift
+	echo "=== $name"
+	"$@" 2>&1 | tee "$log/$name.out" || rc=$?
+	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log/$name.out" | tail -n 1 || true)
+	if [ -n "$last" ]; then
+		p=${last%% passed*}
+		f=${last#*passed, }
+		f=${f%% failed*}
+		pass=$((pass + p))
+		fail=$((fail + f))
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+			echo "FAIL $name: exited $rc"
+			fail=$((fail + 1))
+		fi
+	elif [ "$rc" -eq 0 ]; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL $name (exit $rc)"
+		fail=$((fail + 1))
+	fi
+}
+
+# Build for every kernel with W=1 and sparse; any warning fails that kernel.
+build_clean() {
+	local p=0 f=0 logf kver
+	scripts/build-all.sh W=1 C=1 || true
+	for kdir in /lib/modules/*/build; do
+		kver=$(basename "$(dirname "$kdir")")
+		logf=build/$kver/build.log
+		if [ -f "build/$kver/aipu.ko" ] && ! grep -qE 'warning:|error:' "$logf"; then
+			echo "PASS build/$kver (W=1, sparse)"
+			p=$((p + 1))
+		else
+			echo "FAIL build/$kver: see $logf"
+			f=$((f + 1))
+		fi
+	done
+	echo "$p passed, $f failed"
+	[ "$f" -eq 0 ]
+}
+
+stage unit make -s -C tests/unit
+stage build build_clean
+stage lint scripts/lint.sh
+stage vm scripts/vmtest.sh
+
+echo "=== total"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
