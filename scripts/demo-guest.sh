@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The demo's guest half: run inside one VM boot on the FIFO disk model
+# (scripts/vm.sh --disk fifo:60 ... -- scripts/demo-guest.sh).
+#
+# Makes an ext4 file system on $AIPU_DISK, prepares a write file and a read
+# file on it, then for each policy runs bench/workload.py (steady random
+# 4 KiB buffered writes + closed-loop O_DIRECT reads) and writes
+# $AIPU_OUT/<policy>.json. Between runs: sync, drop caches, reload aipu.
+#
+# Policies: kernel, pu, aipu (aipu.ko loaded with that policy) and none
+# (no module at all: Linux's own writeback, for checking the harness).
+#
+# Linux's own mitigations are switched off so that the disk is a deep FIFO
+# queue, as in the 1994 measurements: scheduler none, wbt_lat_usec 0. The
+# disk's bdi gets min_ratio 10 so that Linux's per-device background
+# threshold does not start writeback after a few hundred dirty pages.
+set -euo pipefail
+
+usage() {
+	cat <<'EOF'
+usage: demo-guest.sh [--policies "kernel pu aipu"] [--duration SECONDS]
+                     [--rate PAGES_PER_S] [--max-age-ms MS] [--pu-interval-ms MS]
+Runs in the guest. Needs AIPU_DISK (the disk to erase, e.g. /dev/vda),
+AIPU_OUT (a writable directory for the results) and, unless every policy is
+"none", AIPU_KO (path to aipu.ko).
+EOF
+}
+
+die() {
+	echo "demo-guest: $*" >&2
+	exit 1
+}
+
+policies="kernel pu aipu"
+duration=75
+rate=20
+max_age_ms=30000
+pu_interval_ms=30000
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--policies) [ $# -ge 2 ] || die "--policies needs a list such as \"kernel pu aipu\"."; policies=$2; shift 2 ;;
+	--duration) [ $# -ge 2 ] || die "--duration needs a number of seconds."; duration=$2; shift 2 ;;
+	--rate) [ $# -ge 2 ] || die "--rate needs a number of pages per second."; rate=$2; shift 2 ;;
+	--max-age-ms) [ $# -ge 2 ] || die "--max-age-ms needs a value in ms."; max_age_ms=$2; shift 2 ;;
+	--pu-interval-ms) [ $# -ge 2 ] || die "--pu-interval-ms needs a value in ms."; pu_interval_ms=$2; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; die "unknown argument '$1': see the usage above." ;;
+	esac
+done
+
+for v in duration rate max_age_ms pu_interval_ms; do
+	if ! [[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 ]]; then
+		die "--${v//_/-} must be a positive whole number, not '${!v}'."
+	fi
+done
+[ -n "$policies" ] || die "--policies is empty: give one or more of none kernel pu aipu."
+need_ko=0
+for p in $policies; do
+	case "$p" in
+	none) ;;
+	kernel | pu | aipu) need_ko=1 ;;
+	*) die "unknown policy '$p': use none, kernel, pu or aipu." ;;
+	esac
+done
+
+[ "$(id -u)" -eq 0 ] || die "must run as root inside the VM (it formats \$AIPU_DISK)."
+if [ -z "${AIPU_OUT:-}" ] || [ ! -d "$AIPU_OUT" ] || [ ! -w "$AIPU_OUT" ]; then
+	die "AIPU_OUT must name a writable directory (scripts/vm.sh --out sets it)."
+fi
+if [ -z "${AIPU_DISK:-}" ] || [ ! -b "$AIPU_DISK" ]; then
+	die "AIPU_DISK must name the scratch block device (boot with scripts/vm.sh --disk fifo:60)."
+fi
+if [ "$need_ko" -eq 1 ] && { [ -z "${AIPU_KO:-}" ] || [ ! -f "$AIPU_KO" ]; }; then
+	die "AIPU_KO must name aipu.ko for this kernel (run 'make allkernels'), or use --policies none."
+fi
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+workload=$here/../bench/workload.py
+[ -f "$workload" ] || die "cannot find bench/workload.py next to scripts/."
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+
+dev=$(basename "$AIPU_DISK")
+sysblk=/sys/block/$dev
+[ -d "$sysblk" ] || die "$AIPU_DISK is not a whole disk (no $sysblk): give the disk, not a partition."
+mnt=/tmp/aipu-demo
+
+log() { echo "demo-guest: $(date +%T) $*"; }
+
+# The disk as a FIFO queue, and a reserved share of the background threshold.
+echo none >"$sysblk/queue/scheduler"
+if [ -w "$sysblk/queue/wbt_lat_usec" ]; then
+	echo 0 >"$sysblk/queue/wbt_lat_usec"
+fi
+echo 10 >"$sysblk/bdi/min_ratio"
+
+# lazy_*_init=0: no ext4lazyinit thread writing in the background later.
+log "formatting $AIPU_DISK"
+mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 "$AIPU_DISK"
+mkdir -p "$mnt"
+mount -o noatime,lazytime "$AIPU_DISK" "$mnt"
+trap 'umount "$mnt" 2>/dev/null || true' EXIT
+log "preparing files"
+"$py" "$workload" prepare --dir "$mnt" --write-mib 32 --read-mib 64
+
+unload() {
+	if [ -d /sys/module/aipu ]; then
+		rmmod aipu || die "rmmod aipu failed (see dmesg)."
+	fi
+}
+
+{
+	echo "kernel $(uname -r)"
+	echo "scheduler $(cat "$sysblk/queue/scheduler")"
+	echo "wbt_lat_usec $(cat "$sysblk/queue/wbt_lat_usec" 2>/dev/null || echo n/a)"
+	echo "min_ratio $(cat "$sysblk/bdi/min_ratio")"
+	for s in dirty_background_ratio dirty_ratio dirty_expire_centisecs dirty_writeback_centisecs; do
+		echo "$s $(cat "/proc/sys/vm/$s")"
+	done
+	echo "mem_total_kb $(awk '/^MemTotal:/ {print $2}' /proc/meminfo)"
+	echo "policies $policies"
+	echo "duration_s $duration"
+	echo "rate_per_s $rate"
+	echo "max_age_ms $max_age_ms"
+	echo "pu_interval_ms $pu_interval_ms"
+} >"$AIPU_OUT/env.txt"
+
+status=0
+for p in $policies; do
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	unload
+	attach=()
+	if [ "$p" != none ]; then
+		# handover_ms=0: nothing is dirty after the sync above, so Linux's
+		# periodic writeback need not stay on for pages aipu did not see.
+		insmod "$AIPU_KO" policy="$p" max_age_ms="$max_age_ms" \
+			pu_interval_ms="$pu_interval_ms" handover_ms=0 ||
+			die "insmod $AIPU_KO policy=$p failed (see dmesg)."
+		attach=(--attach stat=/sys/kernel/aipu/stat --attach burst_hist=/sys/kernel/aipu/burst_hist)
+	fi
+	sleep 2
+	log "policy $p: ${duration} s, $rate pages/s"
+	if ! "$py" "$workload" run --label "$p" \
+		--write-file "$mnt/write.dat" --read-file "$mnt/read.dat" \
+		--out "$AIPU_OUT/$p.json" --rate "$rate" --duration "$duration" \
+		--disk "$dev" --sync-after "${attach[@]}"; then
+		echo "demo-guest: policy $p: the workload reported an error" >&2
+		status=1
+	fi
+	unload
+done
+
+umount "$mnt"
+trap - EXIT
+dmesg >"$AIPU_OUT/dmesg.txt" 2>/dev/null || true
+if grep -E -q 'BUG|WARNING|Oops|general protection' "$AIPU_OUT/dmesg.txt"; then
+	echo "demo-guest: the kernel log has a BUG or WARNING: see $AIPU_OUT/dmesg.txt" >&2
+	status=1
+fi
+log "done"
+exit "$status"
