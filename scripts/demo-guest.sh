@@ -114,7 +114,7 @@ unload() {
 
 {
 	echo "kernel $(uname -r)"
-	echo "scheduler $(cat "$sysblk/queue/scheduler")"
+	echo "scheduler $(sed 's/.*\[\(.*\)\].*/\1/' "$sysblk/queue/scheduler")"
 	echo "wbt_lat_usec $(cat "$sysblk/queue/wbt_lat_usec" 2>/dev/null || echo n/a)"
 	echo "min_ratio $(cat "$sysblk/bdi/min_ratio")"
 	for s in dirty_background_ratio dirty_ratio dirty_expire_centisecs dirty_writeback_centisecs; do
