@@ -53,7 +53,7 @@ struct aipu_tracker {
 	void *host;			/* its struct inode */
 	struct rb_root runs;
 	struct aipu_run whole, meta;	/* embedded: never need memory */
-	unsigned int users;		/* runs the flusher holds (ISSUING) */
+	unsigned int users;		/* flusher references: issuing, purging */
 	bool dead;			/* mapping evicted; free when unused */
 };
 
@@ -70,6 +70,11 @@ struct aipu_stats {
 	u64 trackers;		/* gauge: mappings tracked */
 	u64 flusher_runs;	/* flusher passes */
 	u64 fallbacks;		/* tracking degraded to a coarser bound */
+	u64 pages_deferred;	/* aged, left for the next pass: max_batch */
+	u64 pages_late;		/* written after max_age + period */
+	u64 pages_staged;	/* moved early by the stage policy */
+	u64 pages_purged;	/* dropped from the cache after writeback */
+	u64 pages_not_purged;	/* still cached: dirtied again, mapped, ... */
 };
 
 #define AIPU_HIST_BUCKETS 16	/* 0, 1, 2-3, 4-7, ..., >= 16384 */
@@ -103,7 +108,11 @@ void track_whole(struct aipu_track *tr, struct aipu_tracker *t,
 
 unsigned long track_scan(struct aipu_track *tr, unsigned long cutoff,
 			 bool all, unsigned long limit);
+unsigned long track_stage(struct aipu_track *tr, unsigned int runs);
+bool track_idle(struct aipu_track *tr);
 unsigned long track_oldest(struct aipu_track *tr, unsigned long now);
+void track_hold(struct aipu_tracker *t);
+void track_put(struct aipu_track *tr, struct aipu_tracker *t);
 struct aipu_run *track_take(struct aipu_track *tr);
 unsigned long track_requeue(struct aipu_track *tr, struct aipu_run *r,
 			    pgoff_t start, pgoff_t end);

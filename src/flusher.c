@@ -18,6 +18,7 @@
  */
 #include <linux/blkdev.h>
 #include <linux/freezer.h>
+#include <linux/hrtimer.h>
 #include <linux/fs.h>
 #include <linux/kthread.h>
 #include <linux/pagemap.h>
@@ -30,7 +31,7 @@
 #include "aipu_compat.h"
 
 static struct task_struct *flusher;
-static bool inheriting;
+static bool sleeping, inheriting;
 static unsigned long inherit_time;
 
 /* Per issued run: what happened to its pages. */
@@ -51,31 +52,28 @@ bool aipu_flusher_inherits(unsigned long *time)
 	return true;
 }
 
-enum pin_result { PIN_OK, PIN_BUSY, PIN_GONE };
-
-struct pin {
-	struct inode *inode;
-	struct super_block *sb;
-};
-
-static enum pin_result pin(struct aipu_run *r, struct pin *p)
+/*
+ * Take a reference on @t's inode and its super block's s_umount, shared,
+ * so neither eviction nor umount can pull the mapping away while we write.
+ */
+enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p)
 {
-	enum pin_result res = PIN_GONE;
+	enum aipu_pin_result res = AIPU_PIN_GONE;
 	unsigned long flags;
 	struct inode *inode;
 	bool alive;
 
 	rcu_read_lock();
 	spin_lock_irqsave(&aipu_lock, flags);
-	alive = !r->t->dead;
-	inode = r->t->host;
+	alive = !t->dead;
+	inode = t->host;
 	spin_unlock_irqrestore(&aipu_lock, flags);
 	if (alive) {
 		p->sb = inode->i_sb;
-		res = PIN_BUSY;
+		res = AIPU_PIN_BUSY;
 		if (down_read_trylock(&p->sb->s_umount)) {
 			p->inode = aipu_sb_usable(p->sb) ? igrab(inode) : NULL;
-			res = p->inode ? PIN_OK : PIN_GONE;
+			res = p->inode ? AIPU_PIN_OK : AIPU_PIN_GONE;
 			if (!p->inode)
 				up_read(&p->sb->s_umount);
 		}
@@ -84,7 +82,7 @@ static enum pin_result pin(struct aipu_run *r, struct pin *p)
 	return res;
 }
 
-static void unpin(struct pin *p)
+void aipu_unpin(struct aipu_pin *p)
 {
 	iput(p->inode);
 	up_read(&p->sb->s_umount);
@@ -157,6 +155,8 @@ static void issue_pages(struct aipu_run *r, struct inode *inode, bool write,
 	if (write) {
 		filemap_fdatawrite_wbc(&inode->i_data, &wbc);
 		o->written = budget - wbc.nr_to_write;
+		if (o->written && READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
+			aipu_purge_add(r->t, start, end);
 	}
 	dirty = requeue_dirty(r, &inode->i_data, start, end);
 	if (!whole && end - start > o->written + dirty)
@@ -196,50 +196,99 @@ static void requeue_busy(struct aipu_run *r)
 	spin_unlock_irqrestore(&aipu_lock, flags);
 }
 
+/* Written later than the bound promises (max_batch, a slow device). */
+static unsigned long late_pages(struct aipu_run *r, unsigned long written)
+{
+	unsigned long bound = msecs_to_jiffies(READ_ONCE(aipu_max_age_ms) +
+					       READ_ONCE(aipu_period_ms));
+
+	if (!written || !aipu_policy_bounded() ||
+	    !time_after(jiffies, r->time + bound))
+		return 0;
+	return written;
+}
+
 static unsigned long issue_one(struct aipu_run *r, bool write)
 {
 	struct outcome o = { 0 };
+	struct aipu_pin p;
 	unsigned long flags;
-	struct pin p;
 
-	switch (pin(r, &p)) {
-	case PIN_OK:
+	switch (aipu_pin(r->t, &p)) {
+	case AIPU_PIN_OK:
 		if (r->kind == AIPU_META)
 			issue_meta(r, p.inode, write, &o);
 		else
 			issue_pages(r, p.inode, write, &o);
-		unpin(&p);
+		aipu_unpin(&p);
 		break;
-	case PIN_BUSY:
+	case AIPU_PIN_BUSY:
 		requeue_busy(r);
 		break;
-	case PIN_GONE:
+	case AIPU_PIN_GONE:
 		break;
 	}
 	spin_lock_irqsave(&aipu_lock, flags);
 	aipu_tr.st.pages_written += o.written;
 	aipu_tr.st.pages_clean += o.clean;
 	aipu_tr.st.meta_written += o.meta;
+	aipu_tr.st.pages_late += late_pages(r, o.written);
 	track_done(&aipu_tr, r);
 	spin_unlock_irqrestore(&aipu_lock, flags);
 	return o.written;
 }
 
-/* Phase 2: linear in the pending runs; each is taken off exactly once. */
-static unsigned long issue_pending(bool write)
+static unsigned int pending_runs(void)
 {
+	unsigned int n = 0;
+	unsigned long flags;
+	struct list_head *l;
+
+	spin_lock_irqsave(&aipu_lock, flags);
+	list_for_each(l, &aipu_tr.pending)
+		n++;
+	spin_unlock_irqrestore(&aipu_lock, flags);
+	return n;
+}
+
+/*
+ * Paced AIPU: run k of n starts k/n of a period after the first, so the
+ * device sees the writes spread out as they were dirtied, not one burst a
+ * period.  A kick (new knob, rmmod) ends the wait early.
+ */
+static void pace_wait(ktime_t start, unsigned int k, unsigned int n)
+{
+	u64 period = (u64)READ_ONCE(aipu_period_ms) * NSEC_PER_MSEC;
+	ktime_t at = ktime_add_ns(start, div_u64(period * k, n));
+
+	if (!n || ktime_after(ktime_get(), at))
+		return;
+	set_current_state(TASK_INTERRUPTIBLE);
+	if (!kthread_should_stop())
+		schedule_hrtimeout_range(&at, NSEC_PER_MSEC, HRTIMER_MODE_ABS);
+	__set_current_state(TASK_RUNNING);
+}
+
+/* Phase 2: linear in the pending runs; each is taken off exactly once. */
+static unsigned long issue_pending(bool write, bool pace)
+{
+	unsigned int n = pace ? pending_runs() : 0, k = 0;
 	unsigned long flags, written = 0;
+	ktime_t start = ktime_get();
 	struct blk_plug plug;
 	struct aipu_run *r;
 
 	blk_start_plug(&plug);
 	while (!kthread_should_stop()) {
+		if (n && k)
+			pace_wait(start, k, n);
 		spin_lock_irqsave(&aipu_lock, flags);
 		r = track_take(&aipu_tr);
 		spin_unlock_irqrestore(&aipu_lock, flags);
 		if (!r)
 			break;
 		written += issue_one(r, write);
+		k++;
 		cond_resched();
 	}
 	blk_finish_plug(&plug);
@@ -248,35 +297,52 @@ static unsigned long issue_pending(bool write)
 
 static void flusher_pass(void)
 {
+	bool pace = READ_ONCE(aipu_pace) &&
+		    READ_ONCE(aipu_policy) == AIPU_POLICY_AIPU;
 	unsigned long flags, written;
 
 	aipu_mem_refill();
 	aipu_kupdate_update();
+	aipu_purge_run();
 	spin_lock_irqsave(&aipu_lock, flags);
 	aipu_policy_scan(jiffies);
 	spin_unlock_irqrestore(&aipu_lock, flags);
-	written = issue_pending(aipu_policy_writes());
+	written = issue_pending(aipu_policy_writes(), pace);
 	spin_lock_irqsave(&aipu_lock, flags);
 	track_end_pass(&aipu_tr, written);
 	spin_unlock_irqrestore(&aipu_lock, flags);
 }
 
-/* The 1-second wheel: wake on a fixed grid, not period after the last pass. */
+/*
+ * The 1-second wheel: wake on a fixed grid, not a period after the last
+ * pass; staging may ask for an earlier wake-up.
+ */
 static int flusher_fn(void *unused)
 {
-	unsigned long next = jiffies;
+	unsigned long next = jiffies + msecs_to_jiffies(aipu_period_ms);
+	long timeout;
 
 	set_freezable();
 	while (!kthread_should_stop()) {
-		next += msecs_to_jiffies(READ_ONCE(aipu_period_ms));
+		if (!time_before(jiffies, next))
+			next += msecs_to_jiffies(READ_ONCE(aipu_period_ms));
 		if (time_after_eq(jiffies, next))
-			next = jiffies;
-		else
-			schedule_timeout_interruptible(next - jiffies);
+			next = jiffies + msecs_to_jiffies(READ_ONCE(aipu_period_ms));
+		timeout = aipu_policy_timeout(jiffies, next);
+		if (timeout) {
+			/* Sleeping is announced after the state: no lost poke. */
+			set_current_state(TASK_INTERRUPTIBLE);
+			WRITE_ONCE(sleeping, true);
+			if (!kthread_should_stop())
+				schedule_timeout(timeout);
+			__set_current_state(TASK_RUNNING);
+			WRITE_ONCE(sleeping, false);
+		}
 		try_to_freeze();
 		if (kthread_should_stop())
 			break;
 		flusher_pass();
+		cond_resched();
 	}
 	return 0;
 }
@@ -303,4 +369,16 @@ void aipu_flusher_kick(void)
 {
 	if (flusher)
 		wake_up_process(flusher);
+}
+
+/*
+ * Probe context (any lock, interrupts off): wake a sleeping flusher once.
+ * Only the scheduler's own locks are taken, which nest inside any other.
+ */
+void aipu_flusher_poke(void)
+{
+	struct task_struct *t = READ_ONCE(flusher);
+
+	if (t && READ_ONCE(sleeping) && xchg(&sleeping, false))
+		wake_up_process(t);
 }

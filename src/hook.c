@@ -53,6 +53,7 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 	else
 		untracked(nr);
 	spin_unlock_irqrestore(&aipu_lock, flags);
+	aipu_policy_dirtied();
 }
 
 static void probe_inode_dirty(void *data, struct inode *inode, int flags)

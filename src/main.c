@@ -29,24 +29,25 @@ static int __init aipu_init(void)
 	aipu_policy_init();
 	ret = aipu_flusher_start();
 	if (ret)
-		goto out_mem;
+		goto out_policy;
 	ret = aipu_hook_init();
 	if (ret)
 		goto out_flusher;
 	ret = aipu_sysfs_init();
 	if (ret)
 		goto out_hook;
-	aipu_policy_set(aipu_policy_parse(aipu_policy_param));
-	pr_info("loaded, policy %s\n", aipu_policy_name(aipu_policy_get()));
+	pr_info("loaded, policy %s\n", aipu_policy_name(aipu_policy));
 	return 0;
 
 out_hook:
 	aipu_hook_exit();
 out_flusher:
 	aipu_flusher_stop();
+	aipu_purge_exit();
 	aipu_hook_exit_evict();
 	track_clear(&aipu_tr);
-out_mem:
+out_policy:
+	aipu_policy_exit();
 	aipu_mem_exit();
 	return ret;
 }
@@ -63,6 +64,7 @@ static void __exit aipu_exit(void)
 	aipu_policy_exit();
 	aipu_hook_exit();
 	aipu_flusher_stop();
+	aipu_purge_exit();
 	aipu_hook_exit_evict();
 	track_clear(&aipu_tr);
 	aipu_mem_exit();

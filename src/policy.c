@@ -1,18 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 /*
  * aipu: update policies, and Linux's own periodic writeback.
  *
  *   kernel  aipu writes nothing; Linux's writeback runs as without aipu.
  *           Pages are still timestamped, so a switch bounds them at once.
- *   aipu    every period, write pages dirty for longer than max_age_ms.
+ *   aipu    every period, write pages dirty for longer than max_age_ms
+ *           (Mogul's AIPU), at most max_batch pages a pass, optionally
+ *           paced across the period.
  *   pu      every pu_interval_ms, write everything tracked in one burst.
+ *   stage   asynchronous staging (Akyurek & Salem): every
+ *           stage_interval_ms write the stage_batch oldest runs whatever
+ *           their age; max_age_ms still bounds every page.
  *
- * While aipu or pu is active, Linux's periodic ("kupdate") writeback is off;
- * background writeback above dirty_background_ratio, sync and fsync are
- * untouched.  Dirty data aipu never saw (dirtied before insmod, or when
- * tracking memory ran out completely) is handed to Linux: periodic writeback
- * stays on for handover_ms after load and for AIPU_UNTRACKED_MS after such a
- * fallback.
+ * While a policy that writes is active, Linux's periodic ("kupdate")
+ * writeback is off; background writeback above dirty_background_ratio, sync
+ * and fsync are untouched.  Dirty data aipu never saw (dirtied before
+ * insmod, or when tracking memory ran out completely) is handed to Linux:
+ * periodic writeback stays on for handover_ms after load and for
+ * AIPU_UNTRACKED_MS after such a fallback.
  */
 #include <linux/fs.h>
 #include <linux/jiffies.h>
@@ -28,72 +35,133 @@
 
 #define KUPDATE_SYSCTL "/proc/sys/vm/dirty_writeback_centisecs"
 
-static const char * const names[AIPU_NR_POLICIES] = {
-	[AIPU_POLICY_KERNEL] = "kernel",
-	[AIPU_POLICY_AIPU] = "aipu",
-	[AIPU_POLICY_PU] = "pu",
-};
-
-static int policy = AIPU_POLICY_KERNEL;
-static unsigned long loaded_at, untracked_until, last_pu;
+static unsigned long loaded_at, untracked_until, last_pu, next_stage;
 
 static DEFINE_MUTEX(kupdate_mutex);
 static bool kupdate_off, stopping;
 static unsigned int kupdate_saved;
 
-int aipu_policy_parse(const char *buf)
+static unsigned long ms(unsigned int *knob)
 {
-	int i;
-
-	for (i = 0; i < AIPU_NR_POLICIES; i++)
-		if (sysfs_streq(buf, names[i]))
-			return i;
-	return -EINVAL;
+	return msecs_to_jiffies(READ_ONCE(*knob));
 }
 
-const char *aipu_policy_name(int id)
+/*
+ * Strictly older than max_age: a page dirtied late in jiffy j is never
+ * written before max_age has passed.  Under "kernel" the same scan only
+ * drops the runs Linux has cleaned.
+ */
+static void scan_aged(unsigned long now, unsigned long limit)
 {
-	return names[id];
+	track_scan(&aipu_tr, now - ms(&aipu_max_age_ms), false, limit);
 }
 
-int aipu_policy_get(void)
+static void scan_kernel(unsigned long now)
 {
-	return READ_ONCE(policy);
+	scan_aged(now, 0);
+}
+
+static void scan_aipu(unsigned long now)
+{
+	scan_aged(now, READ_ONCE(aipu_max_batch));
+}
+
+static void scan_pu(unsigned long now)
+{
+	if (time_before(now, last_pu + ms(&aipu_pu_interval_ms)))
+		return;
+	last_pu = now;
+	track_scan(&aipu_tr, now, true, 0);
+}
+
+/*
+ * C = 0 stages everything as it is dirtied: write-through at page
+ * granularity.  Whatever C, at most one batch a jiffy, so a run that cannot
+ * be written yet (umount holds the super block) cannot spin the flusher.
+ */
+static void scan_stage(unsigned long now)
+{
+	unsigned int c = READ_ONCE(aipu_stage_interval_ms);
+
+	scan_aged(now, 0);
+	if (time_before(now, next_stage) ||
+	    !track_stage(&aipu_tr, c ? READ_ONCE(aipu_stage_batch) : UINT_MAX))
+		return;
+	next_stage = now + max(msecs_to_jiffies(c), 1UL);
+}
+
+struct policy_ops {
+	void (*scan)(unsigned long now);
+	bool writes;
+	bool bounded;		/* max_age_ms bounds every page */
+};
+
+static const struct policy_ops ops[AIPU_NR_POLICIES] = {
+	[AIPU_POLICY_KERNEL] = { scan_kernel, false, false },
+	[AIPU_POLICY_AIPU] = { scan_aipu, true, true },
+	[AIPU_POLICY_PU] = { scan_pu, true, false },
+	[AIPU_POLICY_STAGE] = { scan_stage, true, true },
+};
+
+static const struct policy_ops *cur(void)
+{
+	return &ops[READ_ONCE(aipu_policy)];
 }
 
 bool aipu_policy_writes(void)
 {
-	return READ_ONCE(policy) != AIPU_POLICY_KERNEL;
+	return cur()->writes;
 }
 
-void aipu_policy_set(int id)
+bool aipu_policy_bounded(void)
 {
-	if (READ_ONCE(policy) != id)
-		last_pu = jiffies;
-	WRITE_ONCE(policy, id);
-	aipu_kupdate_update();
-	aipu_flusher_kick();
+	return cur()->bounded;
 }
 
 /* Phase 1 for the current policy; tracking lock held. */
-unsigned long aipu_policy_scan(unsigned long now)
+void aipu_policy_scan(unsigned long now)
 {
-	unsigned long age = msecs_to_jiffies(READ_ONCE(aipu_max_age_ms));
+	cur()->scan(now);
+}
 
-	if (READ_ONCE(policy) == AIPU_POLICY_PU) {
-		unsigned long every = msecs_to_jiffies(aipu_pu_interval_ms);
+/*
+ * How long the flusher may sleep: until the next tick of the period, or
+ * sooner when staging has something to stage.
+ */
+long aipu_policy_timeout(unsigned long now, unsigned long next_tick)
+{
+	long t = time_after(next_tick, now) ? next_tick - now : 0;
+	unsigned long flags;
+	bool idle;
 
-		if (time_before(now, last_pu + every))
-			return 0;
-		last_pu = now;
-		return track_scan(&aipu_tr, now, true, 0);
+	if (READ_ONCE(aipu_policy) != AIPU_POLICY_STAGE)
+		return t;
+	spin_lock_irqsave(&aipu_lock, flags);
+	idle = track_idle(&aipu_tr);
+	spin_unlock_irqrestore(&aipu_lock, flags);
+	if (idle)
+		return t;
+	return min_t(long, t, time_after(next_stage, now) ?
+		     next_stage - now : 0);
+}
+
+/* Probe context: staging wants to hear about new dirty data at once. */
+void aipu_policy_dirtied(void)
+{
+	if (READ_ONCE(aipu_policy) == AIPU_POLICY_STAGE)
+		aipu_flusher_poke();
+}
+
+/* A store changed the policy (knob_mutex held). */
+void aipu_policy_changed(void)
+{
+	last_pu = jiffies;
+	next_stage = jiffies;
+	if (READ_ONCE(aipu_policy) == AIPU_POLICY_KERNEL &&
+	    READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE) {
+		WRITE_ONCE(aipu_write_alloc, AIPU_WRITE_UPDATE);
+		pr_info("policy kernel: write_alloc back to update\n");
 	}
-	/*
-	 * Strictly older than max_age: a page dirtied late in jiffy j is
-	 * never written before max_age has passed.  Under "kernel" the same
-	 * scan only drops runs Linux has cleaned.
-	 */
-	return track_scan(&aipu_tr, now - age, false, 0);
 }
 
 /* Atomic context: only note the time; the flusher acts on it. */
@@ -178,11 +246,13 @@ void aipu_policy_init(void)
 	loaded_at = jiffies;
 	untracked_until = loaded_at;
 	last_pu = loaded_at;
+	next_stage = loaded_at;
+	aipu_kupdate_update();
 }
 
 void aipu_policy_exit(void)
 {
-	WRITE_ONCE(policy, AIPU_POLICY_KERNEL);
+	WRITE_ONCE(aipu_policy, AIPU_POLICY_KERNEL);
 	mutex_lock(&kupdate_mutex);
 	stopping = true;
 	mutex_unlock(&kupdate_mutex);

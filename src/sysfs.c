@@ -2,8 +2,10 @@
 /*
  * aipu: /sys/kernel/aipu/.
  *
- *   policy          "[kernel] aipu pu"; write a name to switch
- *   max_age_ms, period_ms, pu_interval_ms, handover_ms   (see knobs.c)
+ *   policy          "[kernel] aipu pu stage"; write a name to switch
+ *   write_alloc     "[update] purge"
+ *   max_age_ms, period_ms, pu_interval_ms, handover_ms, stage_interval_ms,
+ *   stage_batch, pace, max_batch                  numbers (see knobs.c)
  *   stat            counters, one "name value" pair a line
  *   burst_hist      pages written per flusher pass: "low high passes"
  *
@@ -21,32 +23,6 @@
 
 static struct kobject *aipu_kobj;
 
-static ssize_t policy_show(struct kobject *kobj, struct kobj_attribute *attr,
-			   char *buf)
-{
-	int i, cur = aipu_policy_get(), n = 0;
-
-	for (i = 0; i < AIPU_NR_POLICIES; i++)
-		n += sysfs_emit_at(buf, n, i == cur ? "%s[%s]" : "%s%s",
-				   i ? " " : "", aipu_policy_name(i));
-	return n + sysfs_emit_at(buf, n, "\n");
-}
-
-static ssize_t policy_store(struct kobject *kobj, struct kobj_attribute *attr,
-			    const char *buf, size_t count)
-{
-	int id = aipu_policy_parse(buf);
-
-	if (id < 0) {
-		pr_warn_ratelimited("policy: rejected: expected kernel, aipu or pu\n");
-		return -EINVAL;
-	}
-	aipu_policy_set(id);
-	return count;
-}
-
-static struct kobj_attribute policy_attr = __ATTR_RW(policy);
-
 struct knob_attr {
 	struct kobj_attribute ka;
 	const struct aipu_knob *knob;
@@ -58,7 +34,7 @@ static ssize_t knob_show(struct kobject *kobj, struct kobj_attribute *attr,
 	const struct aipu_knob *k = container_of(attr, struct knob_attr,
 						 ka)->knob;
 
-	return sysfs_emit(buf, "%u\n", READ_ONCE(*k->val));
+	return aipu_knob_show(k, buf);
 }
 
 static ssize_t knob_store(struct kobject *kobj, struct kobj_attribute *attr,
@@ -98,6 +74,11 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 	EMIT("oldest_age_ms", jiffies_to_msecs(oldest));
 	EMIT("flusher_runs", s.flusher_runs);
 	EMIT("fallbacks", s.fallbacks);
+	EMIT("pages_deferred", s.pages_deferred);
+	EMIT("pages_late", s.pages_late);
+	EMIT("pages_staged", s.pages_staged);
+	EMIT("pages_purged", s.pages_purged);
+	EMIT("pages_not_purged", s.pages_not_purged);
 	EMIT("kupdate_off", aipu_kupdate_is_off());
 	EMIT("handover_left_ms", aipu_handover_left_ms());
 #undef EMIT
@@ -142,7 +123,7 @@ static int build_group(void)
 	unsigned int i, n = aipu_nr_knobs;
 
 	knob_attrs = kcalloc(n, sizeof(*knob_attrs), GFP_KERNEL);
-	attrs = kcalloc(n + 4, sizeof(*attrs), GFP_KERNEL);
+	attrs = kcalloc(n + 3, sizeof(*attrs), GFP_KERNEL);
 	if (!knob_attrs || !attrs)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -156,9 +137,8 @@ static int build_group(void)
 		ka->store = knob_store;
 		attrs[i] = &ka->attr;
 	}
-	attrs[n] = &policy_attr.attr;
-	attrs[n + 1] = &stat_attr.attr;
-	attrs[n + 2] = &burst_hist_attr.attr;
+	attrs[n] = &stat_attr.attr;
+	attrs[n + 1] = &burst_hist_attr.attr;
 	group.attrs = attrs;
 	return 0;
 }

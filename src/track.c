@@ -306,29 +306,68 @@ void track_meta(struct aipu_track *tr, struct aipu_tracker *t,
 	}
 }
 
+static unsigned long weight(const struct aipu_run *r)
+{
+	return r->kind == AIPU_PAGES ? run_pages(r) : 1;
+}
+
+static void make_pending(struct aipu_track *tr, struct aipu_run *r)
+{
+	list_move_tail(&r->lru, &tr->pending);
+	r->state = AIPU_PENDING;
+}
+
 /*
  * Phase 1.  Move runs dirtied before @cutoff (all runs if @all) from the head
- * of the age list to the pending list, at most @limit pages if non-zero.
- * Touches only what it moves plus the run that stops it.  Returns the number
- * of pages moved (embedded runs count as one).
+ * of the age list to the pending list, at most @limit pages if non-zero; aged
+ * pages left behind by the limit are counted as deferred.  Touches only the
+ * aged runs plus the one that stops it.  Returns the pages moved (embedded
+ * runs count as one).
  */
 unsigned long track_scan(struct aipu_track *tr, unsigned long cutoff,
 			 bool all, unsigned long limit)
 {
 	unsigned long moved = 0;
 	struct aipu_run *r, *tmp;
+	bool full = false;
 
 	list_for_each_entry_safe(r, tmp, &tr->waiting, lru) {
 		tr->st.entries_scanned++;
 		if (!all && !time_before(r->time, cutoff))
 			break;
-		if (limit && moved >= limit)
-			break;
-		list_move_tail(&r->lru, &tr->pending);
-		r->state = AIPU_PENDING;
-		moved += r->kind == AIPU_PAGES ? run_pages(r) : 1;
+		/* Always one run, so a large one cannot block the queue. */
+		full = full || (limit && moved && moved + weight(r) > limit);
+		if (full) {
+			tr->st.pages_deferred += weight(r);
+			continue;
+		}
+		moved += weight(r);
+		make_pending(tr, r);
 	}
 	return moved;
+}
+
+/* Staging: the @runs oldest runs go, whatever their age. */
+unsigned long track_stage(struct aipu_track *tr, unsigned int runs)
+{
+	unsigned long moved = 0;
+	struct aipu_run *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &tr->waiting, lru) {
+		if (!runs--)
+			break;
+		tr->st.entries_scanned++;
+		moved += weight(r);
+		make_pending(tr, r);
+	}
+	tr->st.pages_staged += moved;
+	return moved;
+}
+
+/* Nothing waits to be written. */
+bool track_idle(struct aipu_track *tr)
+{
+	return list_empty(&tr->waiting) && list_empty(&tr->pending);
 }
 
 static struct aipu_run *first(struct list_head *head)
@@ -391,7 +430,7 @@ struct aipu_run *track_take(struct aipu_track *tr)
 	if (!r)
 		return NULL;
 	list_del_init(&r->lru);
-	r->t->users++;
+	track_hold(r->t);
 	if (r->kind == AIPU_PAGES) {
 		absorb(tr, r);
 		rb_erase(&r->node, &r->t->runs);
@@ -485,6 +524,24 @@ void track_end_pass(struct aipu_track *tr, unsigned long issued)
 	tr->st.flusher_runs++;
 }
 
+/* The flusher keeps @t allocated (not its mapping) until track_put(). */
+void track_hold(struct aipu_tracker *t)
+{
+	t->users++;
+}
+
+void track_put(struct aipu_track *tr, struct aipu_tracker *t)
+{
+	if (--t->users)
+		return;
+	if (!t->dead && RB_EMPTY_ROOT(&t->runs) && t->whole.state == AIPU_IDLE &&
+	    t->meta.state == AIPU_IDLE)
+		hlist_del_init(&t->hash);	/* nothing left to track */
+	else if (!t->dead)
+		return;
+	tracker_free(tr, t);
+}
+
 /* The flusher is finished with @r; it may have been reused by a requeue. */
 void track_done(struct aipu_track *tr, struct aipu_run *r)
 {
@@ -496,14 +553,7 @@ void track_done(struct aipu_track *tr, struct aipu_run *r)
 		else
 			r->state = AIPU_IDLE;
 	}
-	if (--t->users)
-		return;
-	if (!t->dead && RB_EMPTY_ROOT(&t->runs) && t->whole.state == AIPU_IDLE &&
-	    t->meta.state == AIPU_IDLE)
-		hlist_del_init(&t->hash);	/* nothing left to track */
-	else if (!t->dead)
-		return;
-	tracker_free(tr, t);
+	track_put(tr, t);
 }
 
 static void embed_drop(struct aipu_run *r)

@@ -185,6 +185,34 @@ static int t_scan_touches_aged_plus_one(void)
 	for (i = 0; i < 100; i++)
 		track_pages(&tr, t, 2 * i, 1, 1000 + i, false);
 	CHECK(track_scan(&tr, 5000, false, 30) == 30);
+	CHECK(tr.st.pages_deferred == 70);
+	/* The deferred stay first in line, oldest first. */
+	CHECK(list_first_entry(&tr.waiting, struct aipu_run, lru)->time == 1030);
+	CHECK(list_sorted(&tr.waiting));
+	return 0;
+}
+
+static int t_stage_oldest_first(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+	struct aipu_run *r;
+
+	track_pages(&tr, t, 10, 2, 100, false);
+	track_pages(&tr, t, 0, 1, 101, false);
+	track_pages(&tr, t, 20, 1, 102, false);
+	CHECK(!track_idle(&tr));
+	CHECK(track_stage(&tr, 2) == 3 && tr.st.pages_staged == 3);
+	r = track_take(&tr);
+	CHECK(r->start == 10 && r->time == 100);
+	track_done(&tr, r);
+	r = track_take(&tr);
+	CHECK(r->start == 0 && r->time == 101);
+	track_done(&tr, r);
+	CHECK(track_take(&tr) == NULL && !track_idle(&tr));
+	CHECK(track_stage(&tr, 5) == 1);
+	r = track_take(&tr);
+	track_done(&tr, r);
+	CHECK(track_idle(&tr));
 	return 0;
 }
 
@@ -513,6 +541,7 @@ static const struct test tests[] = {
 	{ "carve_split", t_carve_split },
 	{ "scan_touches_aged_plus_one", t_scan_touches_aged_plus_one },
 	{ "take_absorbs_neighbours", t_take_absorbs_neighbours },
+	{ "stage_oldest_first", t_stage_oldest_first },
 	{ "requeue_keeps_old_time", t_requeue_keeps_old_time },
 	{ "alloc_failure_degrades", t_alloc_failure_degrades },
 	{ "meta", t_meta },

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aipu: Write Purge (Akyurek & Salem, "Management of Partially Safe
+ * Buffers", section II).
+ *
+ * With write_alloc=purge, a range aipu wrote is dropped from the page cache
+ * once its writeback has completed, so data that was only written stops
+ * taking cache away from data that is read ("update theft"; Kotz & Ellis's
+ * toss-immediately for streaming writers).  The flusher does not wait for
+ * the I/O: it remembers the range and comes back on later passes.
+ * invalidate_mapping_pages() drops only folios that are clean, unlocked,
+ * unmapped and not under writeback, so a page dirtied again is never lost.
+ */
+#include <linux/fs.h>
+#include <linux/pagemap.h>
+#include <linux/pagevec.h>
+#include <linux/slab.h>
+
+#include "aipu.h"
+
+/* Passes to wait for writeback to finish before giving up on a range. */
+#define AIPU_PURGE_TRIES 10
+
+struct purge {
+	struct list_head list;
+	struct aipu_tracker *t;
+	pgoff_t start, end;
+	unsigned int tries;
+};
+
+/* Only the flusher touches this list. */
+static LIST_HEAD(purges);
+
+static void count(unsigned long purged, unsigned long kept)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&aipu_lock, flags);
+	aipu_tr.st.pages_purged += purged;
+	aipu_tr.st.pages_not_purged += kept;
+	spin_unlock_irqrestore(&aipu_lock, flags);
+}
+
+/* Flusher context, with the tracker held by the run just issued. */
+void aipu_purge_add(struct aipu_tracker *t, pgoff_t start, pgoff_t end)
+{
+	struct purge *p = kmalloc(sizeof(*p), GFP_KERNEL | __GFP_NOWARN);
+	unsigned long flags;
+
+	if (!p) {
+		count(0, end - start);
+		return;
+	}
+	p->t = t;
+	p->start = start;
+	p->end = end;
+	p->tries = 0;
+	spin_lock_irqsave(&aipu_lock, flags);
+	track_hold(t);
+	spin_unlock_irqrestore(&aipu_lock, flags);
+	list_add_tail(&p->list, &purges);
+}
+
+static unsigned long cached_pages(struct address_space *m, pgoff_t start,
+				  pgoff_t end)
+{
+	unsigned long n = 0;
+	struct folio_batch fb;
+	unsigned int i;
+
+	folio_batch_init(&fb);
+	while (start < end && filemap_get_folios(m, &start, end - 1, &fb)) {
+		for (i = 0; i < folio_batch_count(&fb); i++)
+			n += folio_nr_pages(fb.folios[i]);
+		folio_batch_release(&fb);
+		cond_resched();
+	}
+	return n;
+}
+
+/* Returns true when the range is finished with. */
+static bool purge_one(struct purge *p, struct address_space *m)
+{
+	loff_t first = (loff_t)p->start << PAGE_SHIFT;
+	loff_t last = p->end == ULONG_MAX ? LLONG_MAX :
+		      ((loff_t)p->end << PAGE_SHIFT) - 1;
+	unsigned long purged = invalidate_mapping_pages(m, p->start,
+							p->end - 1);
+
+	if (++p->tries < AIPU_PURGE_TRIES &&
+	    filemap_range_has_writeback(m, first, last)) {
+		count(purged, 0);
+		return false;
+	}
+	count(purged, p->end == ULONG_MAX ? 0 :
+		      cached_pages(m, p->start, p->end));
+	return true;
+}
+
+static bool purge_try(struct purge *p)
+{
+	struct aipu_pin pin;
+	bool done;
+
+	switch (aipu_pin(p->t, &pin)) {
+	case AIPU_PIN_OK:
+		done = purge_one(p, &pin.inode->i_data);
+		aipu_unpin(&pin);
+		return done;
+	case AIPU_PIN_BUSY:
+		return ++p->tries >= AIPU_PURGE_TRIES;
+	default:
+		return true;	/* evicted: nothing left to drop */
+	}
+}
+
+static void purge_free(struct purge *p)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&aipu_lock, flags);
+	track_put(&aipu_tr, p->t);
+	spin_unlock_irqrestore(&aipu_lock, flags);
+	list_del(&p->list);
+	kfree(p);
+}
+
+/* Each pass, before phase 1: drop what last passes wrote. */
+void aipu_purge_run(void)
+{
+	struct purge *p, *tmp;
+
+	list_for_each_entry_safe(p, tmp, &purges, list)
+		if (purge_try(p))
+			purge_free(p);
+}
+
+/* Flusher stopped: forget the ranges, keep the pages. */
+void aipu_purge_exit(void)
+{
+	struct purge *p, *tmp;
+
+	list_for_each_entry_safe(p, tmp, &purges, list)
+		purge_free(p);
+}
