@@ -174,18 +174,19 @@ static void retry_insert(struct aipu_track *tr, struct aipu_run *r)
 /*
  * Pages in [start, end) went clean -> dirty again, so whatever run still
  * covers them holds the time of an earlier dirtying that somebody else
- * cleaned.  Cut them out.  Splitting a run needs memory; without it the pages
- * keep the older time (written early, never late) and false is returned.
+ * cleaned.  Cut them out, starting at @r, the first run that overlaps.
+ * Splitting a run needs memory; without it the pages keep the older time
+ * (written early, never late) and false is returned.
  */
-static bool carve(struct aipu_track *tr, struct aipu_tracker *t,
+static bool carve(struct aipu_track *tr, struct aipu_run *r,
 		  pgoff_t start, pgoff_t end)
 {
-	struct aipu_run *r = run_from(t, start), *next, *f;
+	struct aipu_run *next, *f;
 
 	for (; r && r->start < end; r = next) {
 		next = node_run(rb_next(&r->node));
 		if (r->start < start && r->end > end) {
-			f = run_new(tr, t, end, r->end, r->time, r->state);
+			f = run_new(tr, r->t, end, r->end, r->time, r->state);
 			if (!f)
 				return false;
 			tr->st.pages_tracked -= r->end - start;
@@ -212,13 +213,14 @@ static bool joins(const struct aipu_run *r, unsigned long time, u8 state)
 	return r && r->time == time && r->state == state;
 }
 
-/* Grow a neighbour dirtied in the same jiffy instead of adding a run. */
-static bool extend(struct aipu_track *tr, struct aipu_tracker *t,
-		   pgoff_t start, pgoff_t end, unsigned long time, u8 state)
+/*
+ * Grow a neighbour dirtied in the same jiffy instead of adding a run;
+ * @prev and @next are the runs either side of [start, end).
+ */
+static bool extend(struct aipu_track *tr, struct aipu_run *prev,
+		   struct aipu_run *next, pgoff_t start, pgoff_t end,
+		   unsigned long time, u8 state)
 {
-	struct aipu_run *next = run_from(t, start);
-	struct aipu_run *prev = next ? node_run(rb_prev(&next->node)) :
-				       node_run(rb_last(&t->runs));
 	bool nj = joins(next, time, state) && next->start == end;
 
 	if (joins(prev, time, state) && prev->end == start) {
@@ -241,24 +243,52 @@ static bool extend(struct aipu_track *tr, struct aipu_tracker *t,
 }
 
 /*
+ * Link @r between its neighbours without a second descent: the successor's
+ * empty left slot, or else the predecessor's right slot, which is empty
+ * because it is the rightmost node of that left subtree (or of the tree).
+ */
+static void link_between(struct aipu_track *tr, struct aipu_run *r,
+			 struct aipu_run *prev, struct aipu_run *next)
+{
+	struct rb_node *parent = NULL, **link = &r->t->runs.rb_node;
+
+	if (next && !next->node.rb_left) {
+		parent = &next->node;
+		link = &parent->rb_left;
+	} else if (prev) {
+		parent = &prev->node;
+		link = &parent->rb_right;
+	}
+	rb_link_node(&r->node, parent, link);
+	rb_insert_color(&r->node, &r->t->runs);
+	tr->st.pages_tracked += run_pages(r);
+}
+
+/*
  * Pages [start, start + nr) of @t went clean -> dirty at @time.  @pending
  * puts them straight on the pending list: the flusher itself dirtied them
- * while writing older metadata, and they inherit its age.
+ * while writing older metadata, and they inherit its age.  One descent of
+ * the tree in the common case (no run covers the pages yet).
  */
 void track_pages(struct aipu_track *tr, struct aipu_tracker *t,
 		 pgoff_t start, unsigned long nr, unsigned long time,
 		 bool pending)
 {
 	u8 state = pending ? AIPU_PENDING : AIPU_WAITING;
+	struct aipu_run *r, *prev, *next = run_from(t, start);
 	pgoff_t end = start + nr;
-	struct aipu_run *r;
 
 	tr->st.pages_dirtied += nr;
-	if (!carve(tr, t, start, end)) {
-		tr->st.fallbacks++;
-		return;
+	if (next && next->start < end) {
+		if (!carve(tr, next, start, end)) {
+			tr->st.fallbacks++;
+			return;
+		}
+		next = run_from(t, start);
 	}
-	if (extend(tr, t, start, end, time, state))
+	prev = next ? node_run(rb_prev(&next->node)) :
+		      node_run(rb_last(&t->runs));
+	if (extend(tr, prev, next, start, end, time, state))
 		return;
 	r = run_new(tr, t, start, end, time, state);
 	if (!r) {
@@ -266,7 +296,7 @@ void track_pages(struct aipu_track *tr, struct aipu_tracker *t,
 		track_whole(tr, t, time);
 		return;
 	}
-	run_insert(tr, r);
+	link_between(tr, r, prev, next);
 	list_add_tail(&r->lru, pending ? &tr->pending : &tr->waiting);
 }
 
