@@ -29,7 +29,7 @@ Usage:
   workload.py prepare --dir DIR [--write-mib 32] [--read-mib 64]
   workload.py run --write-file F --read-file F --out JSON [--rate 20]
                   [--duration 75] [--disk vda] [--attach NAME=PATH ...]
-                  [--sync-after] [--label TEXT]
+                  [--start-cmd SHELL_CMD] [--sync-after] [--label TEXT]
 
 Python 3 standard library only.
 """
@@ -41,6 +41,7 @@ import mmap
 import os
 import random
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -283,6 +284,12 @@ def cmd_run(args):
     if args.disk:
         threads.append(threading.Thread(target=run.sampler, name="sampler"))
         rd0, wr0 = disk_stat(args.disk)
+    if args.start_cmd:
+        # E.g. insmod: a policy whose clock starts at load (pu's 30-s
+        # period) then starts with the load, not some seconds before it.
+        rc = subprocess.run(["bash", "-c", args.start_cmd]).returncode
+        if rc != 0:
+            die(f"--start-cmd exited with status {rc}: {args.start_cmd}")
     run.t0 = time.monotonic()
     for t in threads:
         t.start()
@@ -388,6 +395,12 @@ def main(argv=None):
         default=[],
         metavar="NAME=PATH",
         help="embed PATH's text, read at the end of the run, before any sync",
+    )
+    r.add_argument(
+        "--start-cmd",
+        default="",
+        metavar="SHELL_CMD",
+        help="run this (with bash -c) right before the clock starts, e.g. insmod",
     )
     r.add_argument(
         "--sync-after",

@@ -102,7 +102,11 @@ log "formatting $AIPU_DISK"
 mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 "$AIPU_DISK"
 mkdir -p "$mnt"
 mount -o noatime,lazytime "$AIPU_DISK" "$mnt"
-trap 'umount "$mnt" 2>/dev/null || true' EXIT
+cleanup() {
+	umount "$mnt" 2>/dev/null || true
+	dmesg >"$AIPU_OUT/dmesg.txt" 2>/dev/null || true
+}
+trap cleanup EXIT
 log "preparing files"
 "$py" "$workload" prepare --dir "$mnt" --write-mib 32 --read-mib 64
 
@@ -133,22 +137,24 @@ for p in $policies; do
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	unload
-	attach=()
+	extra=()
 	if [ "$p" != none ]; then
-		# handover_ms=0: nothing is dirty after the sync above, so Linux's
-		# periodic writeback need not stay on for pages aipu did not see.
-		insmod "$AIPU_KO" policy="$p" max_age_ms="$max_age_ms" \
-			pu_interval_ms="$pu_interval_ms" handover_ms=0 ||
-			die "insmod $AIPU_KO policy=$p failed (see dmesg)."
-		attach=(--attach stat=/sys/kernel/aipu/stat --attach burst_hist=/sys/kernel/aipu/burst_hist)
+		# Loaded by the workload right before its clock starts, so that pu's
+		# first flush-all comes 30 s into the run. handover_ms=0: nothing is
+		# dirty after the sync above, so Linux's periodic writeback need not
+		# stay on for pages aipu did not see.
+		load=$(printf '%q ' insmod "$AIPU_KO" "policy=$p" "max_age_ms=$max_age_ms" \
+			"pu_interval_ms=$pu_interval_ms" handover_ms=0)
+		extra=(--start-cmd "$load"
+			--attach stat=/sys/kernel/aipu/stat --attach burst_hist=/sys/kernel/aipu/burst_hist)
 	fi
-	sleep 2
+	sleep 1
 	log "policy $p: ${duration} s, $rate pages/s"
 	if ! "$py" "$workload" run --label "$p" \
 		--write-file "$mnt/write.dat" --read-file "$mnt/read.dat" \
 		--out "$AIPU_OUT/$p.json" --rate "$rate" --duration "$duration" \
-		--disk "$dev" --sync-after "${attach[@]}"; then
-		echo "demo-guest: policy $p: the workload reported an error" >&2
+		--disk "$dev" --sync-after "${extra[@]}"; then
+		echo "demo-guest: policy $p: the workload failed (see above; dmesg in $AIPU_OUT/dmesg.txt)" >&2
 		status=1
 	fi
 	unload
@@ -156,7 +162,7 @@ done
 
 umount "$mnt"
 trap - EXIT
-dmesg >"$AIPU_OUT/dmesg.txt" 2>/dev/null || true
+cleanup
 if grep -E -q 'BUG|WARNING|Oops|general protection' "$AIPU_OUT/dmesg.txt"; then
 	echo "demo-guest: the kernel log has a BUG or WARNING: see $AIPU_OUT/dmesg.txt" >&2
 	status=1
