@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot one installed kernel under QEMU (TCG, through virtme-ng) and run a
+# command in it; the command's exit status becomes this script's.
+#
+#   scripts/vm.sh --kernel KVER [--disk none|nullblk|fifo[:IOPS]]
+#                 [--disk-size MiB] [--memory 2G] [--cpus 2] [--out HOSTDIR]
+#                 [--timeout SECONDS] -- COMMAND...
+#
+# The guest's root is the host's, read-only, so the command can be a path in
+# this checkout (relative paths are resolved from the current directory).
+# It sees:
+#   AIPU_KO    absolute path of build/<kver>/aipu.ko (may not exist)
+#   AIPU_OUT   a writable directory, the host's HOSTDIR (default: a new
+#              directory under build/vm-out/)
+#   AIPU_DISK  the test disk (/dev/nullb0, /dev/vda) or empty
+#   AIPU_KVER  the kernel version booted
+#   and every other AIPU_* variable of the caller's environment.
+#
+# Disks:
+#   none       no test disk
+#   nullblk    null_blk loaded in the guest (memory backed, --disk-size
+#              rounded up to whole GiB): /dev/nullb0
+#   fifo[:N]   a sparse raw image on the host served as virtio-blk with
+#              QEMU's I/O throttling at N IOPS (default 60): /dev/vda.
+#              The image lives under $TMPDIR (default /tmp), which must
+#              support O_DIRECT (cache=none): not tmpfs.
+#
+# Exit status: the command's, or 124 if the guest ran longer than --timeout,
+# or 125 if the guest never ran the command (boot failure, bad disk, ...),
+# or 2 for a usage error.
+set -euo pipefail
+
+prog=vm.sh
+usage() {
+	sed -n '3,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
+}
+die_usage() {
+	echo "$prog: $*" >&2
+	echo "$prog: usage: scripts/vm.sh --kernel KVER [options] -- COMMAND... (see --help)" >&2
+	exit 2
+}
+die() {
+	echo "$prog: $*" >&2
+	exit 125
+}
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+kver=""
+disk=none
+disk_size=1024
+memory=2G
+cpus=2
+out=""
+tmo=${AIPU_VM_TIMEOUT:-1800}
+
+need_arg() {
+	if [ $# -lt 2 ] || [ -z "$2" ]; then
+		die_usage "option $1 needs a value."
+	fi
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel)
+		need_arg "$@"
+		kver=$2
+		shift 2
+		;;
+	--kernel=*) kver=${1#*=} && shift ;;
+	--disk)
+		need_arg "$@"
+		disk=$2
+		shift 2
+		;;
+	--disk=*) disk=${1#*=} && shift ;;
+	--disk-size)
+		need_arg "$@"
+		disk_size=$2
+		shift 2
+		;;
+	--disk-size=*) disk_size=${1#*=} && shift ;;
+	--memory)
+		need_arg "$@"
+		memory=$2
+		shift 2
+		;;
+	--memory=*) memory=${1#*=} && shift ;;
+	--cpus)
+		need_arg "$@"
+		cpus=$2
+		shift 2
+		;;
+	--cpus=*) cpus=${1#*=} && shift ;;
+	--out)
+		need_arg "$@"
+		out=$2
+		shift 2
+		;;
+	--out=*) out=${1#*=} && shift ;;
+	--timeout)
+		need_arg "$@"
+		tmo=$2
+		shift 2
+		;;
+	--timeout=*) tmo=${1#*=} && shift ;;
+	-h | --help)
+		usage
+		exit 0
+		;;
+	--)
+		shift
+		break
+		;;
+	*) die_usage "unknown argument '$1' (the command goes after --)." ;;
+	esac
+done
+
+[ $# -gt 0 ] || die_usage "no command given: put it after --, e.g. -- tests/vm/run-guest.sh"
+installed_kernels() {
+	local f
+	for f in /boot/vmlinuz-*; do
+		[ -f "$f" ] && printf '%s ' "${f#/boot/vmlinuz-}"
+	done
+	return 0
+}
+[ -n "$kver" ] || die_usage "--kernel KVER is required; installed: $(installed_kernels)"
+[ -f "/boot/vmlinuz-$kver" ] ||
+	die_usage "no kernel image /boot/vmlinuz-$kver: pick one of: $(installed_kernels)"
+[ -d "/lib/modules/$kver" ] ||
+	die_usage "no /lib/modules/$kver: install the modules of that kernel (linux-image-$kver)."
+[[ $disk_size =~ ^[1-9][0-9]*$ ]] || die_usage "--disk-size must be a positive number of MiB, not '$disk_size'."
+[[ $memory =~ ^[1-9][0-9]*[MG]$ ]] || die_usage "--memory must look like 2G or 1536M, not '$memory'."
+[[ $cpus =~ ^[1-9][0-9]*$ ]] || die_usage "--cpus must be a positive integer, not '$cpus'."
+[[ $tmo =~ ^[1-9][0-9]*$ ]] || die_usage "--timeout must be a positive number of seconds, not '$tmo'."
+
+iops=""
+case "$disk" in
+none | nullblk) ;;
+fifo) iops=60 ;;
+fifo:*)
+	iops=${disk#fifo:}
+	[[ $iops =~ ^[1-9][0-9]*$ ]] || die_usage "--disk fifo:IOPS needs a positive integer IOPS, not '$iops'."
+	disk=fifo
+	;;
+*) die_usage "--disk must be none, nullblk or fifo[:IOPS], not '$disk'." ;;
+esac
+
+command -v vng >/dev/null || die "vng (virtme-ng) is not installed: run scripts/install-deps.sh."
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is not installed: run scripts/install-deps.sh."
+
+if [ -z "$out" ]; then
+	mkdir -p "$root/build/vm-out"
+	out=$(mktemp -d "$root/build/vm-out/$kver.XXXXXX")
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+# virtme-ng splits --rwdir on '=' and the kernel command line on spaces.
+[[ $out =~ ^[A-Za-z0-9_./+-]+$ ]] ||
+	die_usage "--out path '$out' must only contain letters, digits and _ . / + -"
+
+ctl=$(mktemp -d "${TMPDIR:-/tmp}/aipu-vm.XXXXXX")
+[[ $ctl =~ ^[A-Za-z0-9_./+-]+$ ]] || die "temporary directory '$ctl' has unusual characters: set TMPDIR to a plain path."
+trap 'rm -rf "$ctl"' EXIT
+
+guest_disk=""
+qemu_opts=()
+case "$disk" in
+nullblk) guest_disk=/dev/nullb0 ;;
+fifo)
+	guest_disk=/dev/vda
+	img="$ctl/disk.img"
+	truncate -s "${disk_size}M" "$img"
+	qemu_opts=(--qemu-opts="-drive file=$img,if=none,id=d0,format=raw,cache=none,aio=threads,throttling.iops-total=$iops -device virtio-blk-pci,drive=d0")
+	;;
+esac
+
+# The script the guest runs: environment, disk set-up, then the command.
+ko="$root/build/$kver/aipu.ko"
+wrapper="$ctl/guest.sh"
+{
+	echo '#!/usr/bin/env bash'
+	echo 'set -uo pipefail'
+	printf 'export AIPU_KO=%q AIPU_OUT=%q AIPU_DISK=%q AIPU_KVER=%q AIPU_ROOT=%q\n' \
+		"$ko" "$out" "$guest_disk" "$kver" "$root"
+	printf 'ctl=%q\n' "$ctl"
+	# Other AIPU_* variables (AIPU_TEST_TIMEOUT, ...) pass through.
+	while read -r v; do
+		case "$v" in
+		AIPU_KO | AIPU_OUT | AIPU_DISK | AIPU_KVER | AIPU_ROOT) ;;
+		AIPU_*) printf 'export %s=%q\n' "$v" "${!v}" ;;
+		esac
+	done < <(compgen -e)
+	cat <<'EOF'
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+echo "vm.sh: guest up: $(uname -r), $(nproc) cpus, $(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo)"
+EOF
+	if [ "$disk" = nullblk ]; then
+		gb=$(((disk_size + 1023) / 1024))
+		echo "modprobe null_blk nr_devices=1 memory_backed=1 gb=$gb irqmode=0 || { echo 'vm.sh: modprobe null_blk failed' >&2; exit 125; }"
+		echo 'udevadm settle 2>/dev/null || true'
+	fi
+	cat <<'EOF'
+if [ -n "$AIPU_DISK" ]; then
+	for _ in $(seq 50); do [ -b "$AIPU_DISK" ] && break; sleep 0.1; done
+	[ -b "$AIPU_DISK" ] || { echo "vm.sh: test disk $AIPU_DISK did not appear in the guest" >&2; exit 125; }
+fi
+EOF
+	printf 'cd %q || exit 125\n' "$PWD"
+	printf '%q ' "$@"
+	echo
+	cat <<'EOF'
+rc=$?
+echo "$rc" >"$ctl/rc"
+exit "$rc"
+EOF
+} >"$wrapper"
+chmod +x "$wrapper"
+
+echo "$prog: booting $kver (disk: $disk${iops:+ at $iops IOPS}, memory $memory, $cpus cpus, out: $out, timeout ${tmo}s)" >&2
+vng_rc=0
+timeout -k 20 "$tmo" vng --run "/boot/vmlinuz-$kver" --disable-kvm \
+	--memory "$memory" --cpus "$cpus" \
+	--rwdir "$out" --rwdir "$ctl" \
+	"${qemu_opts[@]}" \
+	--exec "bash $wrapper" </dev/null || vng_rc=$?
+
+if [ "$vng_rc" -eq 124 ] || [ "$vng_rc" -eq 137 ]; then
+	echo "$prog: the guest ran longer than ${tmo}s and was killed: raise --timeout or look for a hang in the console output above." >&2
+	exit 124
+fi
+if [ ! -f "$ctl/rc" ]; then
+	echo "$prog: the guest did not finish the command (vng exit status $vng_rc): see the console output above (boot failure, kernel panic, or a setup step that failed)." >&2
+	[ "$vng_rc" -ne 0 ] && exit "$vng_rc"
+	exit 125
+fi
+rc=$(cat "$ctl/rc")
+[ "$rc" = "$vng_rc" ] || echo "$prog: note: vng exited $vng_rc, the command $rc" >&2
+exit "$rc"

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run aipu's VM tests (tests/vm/t_*.sh) on installed kernels, one boot per
+# kernel, and add up the results.
+#
+#   scripts/vmtest.sh [KVER...]
+#
+# Default: every kernel in /lib/modules that has /boot/vmlinuz-<kver> and a
+# built build/<kver>/aipu.ko (scripts/build-all.sh). A kernel named
+# explicitly runs even without aipu.ko (the aipu tests then skip).
+#
+# Environment:
+#   AIPU_TESTS         tests to run (e.g. "t_sysfs t_age_bound"; default all)
+#   AIPU_VM_TIMEOUT    seconds one boot may take (default 1800)
+#   AIPU_TEST_TIMEOUT  seconds one test may take (default 600)
+#
+# Output: each kernel's console in build/vmtest/<kver>/console.log, with the
+# tests' logs and traces beside it. The last line is the total over all
+# kernels, "N passed, N failed"; a boot that crashed or timed out counts as
+# one failed test. Exit status 0 only if nothing failed.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+die() {
+	echo "vmtest: $*" >&2
+	exit 1
+}
+
+kvers=()
+if [ $# -gt 0 ]; then
+	for k in "$@"; do
+		case "$k" in -*) die "unknown option '$k': usage: scripts/vmtest.sh [KVER...]" ;; esac
+		[ -f "/boot/vmlinuz-$k" ] || die "no /boot/vmlinuz-$k: installed kernels: $(cd /boot && echo vmlinuz-* | sed 's/vmlinuz-//g')"
+		kvers+=("$k")
+	done
+else
+	for d in /lib/modules/*/; do
+		k=$(basename "$d")
+		[ -f "/boot/vmlinuz-$k" ] && [ -f "build/$k/aipu.ko" ] && kvers+=("$k")
+	done
+	[ ${#kvers[@]} -gt 0 ] ||
+		die "no installed kernel has a built build/<kver>/aipu.ko: run scripts/build-all.sh first (or name a kernel to run the tests without the module)."
+fi
+
+read -r -a tests <<<"${AIPU_TESTS:-}"
+total_pass=0
+total_fail=0
+lines=()
+for k in "${kvers[@]}"; do
+	out=build/vmtest/$k
+	rm -rf "$out"
+	mkdir -p "$out"
+	echo "vmtest: ===== $k"
+	set +e
+	AIPU_TEST_TIMEOUT=${AIPU_TEST_TIMEOUT:-600} \
+		scripts/vm.sh --kernel "$k" --disk nullblk --out "$out" -- \
+		tests/vm/run-guest.sh "${tests[@]}" 2>&1 | tee "$out/console.log"
+	rc=${PIPESTATUS[0]}
+	set -e
+	# run-guest.sh writes its counts to summary.txt as its last act; the
+	# console may have kernel messages interleaved.
+	summary=$(tail -n 1 "$out/summary.txt" 2>/dev/null || true)
+	if [[ $summary =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		p=${BASH_REMATCH[1]}
+		f=${BASH_REMATCH[2]}
+		if [ "$f" -eq 0 ] && [ "$rc" -ne 0 ]; then
+			f=1 # the tests passed but the VM did not exit cleanly
+			echo "vmtest: $k: all tests passed but vm.sh exited $rc: counted as one failure"
+		fi
+	else
+		p=0
+		f=1
+		echo "vmtest: $k: no result from the guest (vm.sh exited $rc): the boot failed, crashed or timed out; see $out/console.log"
+	fi
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	lines+=("$k: $p passed, $f failed")
+done
+
+echo
+echo "vmtest: ===== summary"
+for l in "${lines[@]}"; do
+	echo "vmtest: $l"
+	if [ -f "build/vmtest/${l%%:*}/results.txt" ]; then
+		sed 's/^/vmtest:   /' "build/vmtest/${l%%:*}/results.txt"
+	fi
+done
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

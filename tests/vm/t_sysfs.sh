@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# /sys/kernel/aipu/ and the module parameters: defaults, every knob's good
+# values read back, bad values refused with EINVAL leaving the old value,
+# the policy file's format, read-only files, and no writes for non-root.
+set -euo pipefail
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+aipu_require_ko
+aipu_loaded && die "aipu is already loaded"
+
+S=$AIPU_SYSFS
+KNOBS="max_age_ms period_ms pu_interval_ms handover_ms"
+# Documented ranges (src/knobs.c): min max.
+declare -A MIN=([max_age_ms]=100 [period_ms]=10 [pu_interval_ms]=100 [handover_ms]=0)
+declare -A MAX=([max_age_ms]=3600000 [period_ms]=60000 [pu_interval_ms]=3600000 [handover_ms]=3600000)
+declare -A DEF=([max_age_ms]=30000 [period_ms]=1000 [pu_interval_ms]=30000 [handover_ms]=35000)
+
+# 1. Bad module parameters: insmod refuses them.
+insmod_refused() { # PARAM=VALUE
+	if insmod "$AIPU_KO" "$1" 2>/dev/null; then
+		fail "insmod aipu.ko $1 was accepted"
+		rmmod aipu || die "cannot unload aipu"
+	else
+		pass "insmod aipu.ko $1 refused"
+	fi
+}
+sync
+for k in max_age_ms period_ms pu_interval_ms; do
+	insmod_refused "$k=0"
+done
+for k in $KNOBS; do
+	insmod_refused "$k=$((MAX[$k] + 1))"
+	insmod_refused "$k=-1"
+	insmod_refused "$k=abc"
+done
+insmod_refused policy=bogus
+insmod_refused policy=
+
+# 2. Defaults.
+aipu_load
+for f in policy stat burst_hist $KNOBS; do
+	assert_ok "$S/$f exists" test -f "$S/$f"
+done
+for k in $KNOBS; do
+	assert_file_eq "$S/$k" "${DEF[$k]}" "$k defaults to ${DEF[$k]}"
+	assert_ok "module parameter $k exists" test -f "/sys/module/aipu/parameters/$k"
+done
+assert_eq kernel "$(aipu_policy)" "policy is kernel after a plain insmod"
+assert_eq "[kernel] aipu pu" "$(cut -d' ' -f1-3 "$S/policy")" "policy reads '[kernel] aipu pu ...'"
+aipu_unload
+
+# 3. Module parameters set the knobs.
+aipu_load policy=aipu max_age_ms=3000 period_ms=500 pu_interval_ms=5000 handover_ms=0
+assert_eq aipu "$(aipu_policy)" "policy=aipu at insmod"
+assert_file_eq "$S/max_age_ms" 3000 "max_age_ms=3000 at insmod"
+assert_file_eq "$S/period_ms" 500 "period_ms=500 at insmod"
+assert_file_eq "$S/pu_interval_ms" 5000 "pu_interval_ms=5000 at insmod"
+assert_file_eq "$S/handover_ms" 0 "handover_ms=0 at insmod"
+
+# 4. Every knob: good values accepted and read back, bad ones refused.
+for k in $KNOBS; do
+	f=$S/$k
+	mid=$(((MIN[$k] + MAX[$k]) / 2))
+	for v in "${MIN[$k]}" "${MAX[$k]}" "$mid"; do
+		assert_write OK "$f" "$v"$'\n' "$k: write '$v\\n'"
+		assert_file_eq "$f" "$v" "$k reads back $v"
+	done
+	v=$((MIN[$k] + 7))
+	assert_write OK "$f" "$v" "$k: write '$v' without a newline"
+	assert_file_eq "$f" "$v" "$k reads back $v"
+
+	bad=(-1 "$((MAX[$k] + 1))" 4294967296 18446744073709551616 abc 12abc 1.5 $'\n' ' ')
+	[ "${MIN[$k]}" -gt 0 ] && bad+=(0 "$((MIN[$k] - 1))")
+	for b in "${bad[@]}"; do
+		assert_write EINVAL "$f" "$b" "$k: write $(printf '%q' "$b") refused with EINVAL"
+		assert_file_eq "$f" "$v" "$k still $v"
+	done
+done
+
+# 5. The policy file: the policy names separated by spaces, the one in
+#    force in brackets, e.g. "[kernel] aipu pu".
+P=$S/policy
+policy_line_ok() { # LINE CURRENT
+	local line=$1 cur=$2 w n=0 seen="" words
+	read -r -a words <<<"$line"
+	for w in "${words[@]}"; do
+		case $w in
+		"[$cur]") n=$((n + 1)) ;;
+		\[*) return 1 ;;
+		esac
+		seen+=" ${w//[\[\]]/}"
+	done
+	[ "$n" -eq 1 ] && [[ " $line " != *"  "* ]] && [[ $line != " "* ]] &&
+		[[ " $seen " == *" kernel "* ]] && [[ " $seen " == *" aipu "* ]] &&
+		[[ " $seen " == *" pu "* ]]
+}
+read -r -a names <<<"$(tr -d '[]' <"$P")"
+log "policies: ${names[*]}"
+assert_match '^\[aipu\]' "$(tr ' ' '\n' <"$P" | grep -F '[')" "policy=aipu at insmod is shown bracketed"
+for p in aipu pu kernel "${names[@]}" aipu; do
+	assert_write OK "$P" "$p"$'\n' "policy: write '$p\\n'"
+	line=$(cat "$P")
+	if policy_line_ok "$line" "$p"; then pass "policy reads '$line'"; else
+		fail "policy after writing $p: '$line' is not a list of kernel aipu pu ... with [$p] bracketed"
+	fi
+	assert_eq "$p" "$(aipu_policy)" "the policy in force is $p"
+done
+assert_eq "kernel [aipu] pu" "$(cut -d' ' -f1-3 "$P")" "policy starts with 'kernel aipu pu' in that order"
+assert_write OK "$P" pu "policy: write 'pu' without a newline"
+assert_eq pu "$(aipu_policy)" "policy is pu"
+before=$(cat "$P")
+for b in bogus $'\n' aipux 'kernel aipu' '[aipu]' ' ' 'pu pu'; do
+	assert_write EINVAL "$P" "$b" "policy: write $(printf '%q' "$b") refused with EINVAL"
+	assert_file_eq "$P" "$before" "policy unchanged"
+done
+assert_write OK "$P" kernel "back to kernel"
+
+# 6. Read-only files.
+for f in stat burst_hist; do
+	r=$(write_errno "$S/$f" 1)
+	assert_ne OK "$r" "$f is read-only ($r)"
+done
+cp "$S/stat" "$TEST_TMP/stat"
+for n in pages_dirtied entries_scanned pages_written pages_clean pages_retried \
+	pages_tracked runs_tracked oldest_age_ms flusher_runs fallbacks meta_written; do
+	assert_ok "stat has '$n <number>'" grep -qE "^$n [0-9]+\$" "$TEST_TMP/stat"
+done
+bad_lines=$(grep -cvE '^[a-z_]+ [0-9]+$' "$S/stat" || true)
+assert_eq 0 "$bad_lines" "every stat line is 'name number'"
+bad_lines=$(grep -cvE '^[0-9]+ ([0-9]+|-) [0-9]+$' "$S/burst_hist" || true)
+assert_eq 0 "$bad_lines" "every burst_hist line is 'low high|- count'"
+assert_gt "$(wc -l <"$S/burst_hist")" 0 "burst_hist has lines"
+
+# 7. Non-root: may read, may not write.
+as_nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups -- "$@"; }
+aipu_set max_age_ms 4000
+for f in policy $KNOBS; do
+	before=$(cat "$S/$f")
+	assert_ok "nobody can read $f" as_nobody cat "$S/$f"
+	# shellcheck disable=SC2016 # $1 is expanded by the inner bash
+	r=$(as_nobody bash -c '{ printf 5000 >"$1"; } 2>/dev/null && echo OK || echo refused' _ "$S/$f")
+	assert_eq refused "$r" "nobody cannot write $f"
+	assert_file_eq "$S/$f" "$before" "$f unchanged after nobody's write"
+done
+# shellcheck disable=SC2016 # $1 is expanded by the inner bash
+r=$(as_nobody bash -c '{ printf aipu >"$1"; } 2>&1 || true' _ "$P")
+assert_match 'Permission denied' "$r" "nobody's write to policy fails with EACCES"
+
+aipu_dump
