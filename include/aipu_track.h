@@ -78,6 +78,7 @@ struct aipu_stats {
 };
 
 #define AIPU_HIST_BUCKETS 16	/* 0, 1, 2-3, 4-7, ..., >= 16384 */
+#define AIPU_AGE_BUCKETS 24	/* ms: 0, 1, 2-3, ..., >= 4194304 */
 
 struct aipu_track {
 	struct list_head waiting;	/* oldest first */
@@ -86,6 +87,7 @@ struct aipu_track {
 	struct hlist_head hash[1 << AIPU_HASH_BITS];
 	struct aipu_stats st;
 	u64 hist[AIPU_HIST_BUCKETS];	/* pages issued per flusher run */
+	u64 age_hist[AIPU_AGE_BUCKETS];	/* pages written, by age in ms */
 };
 
 /* Memory, provided by the kernel glue (src/mem.c) or the unit tests. */
@@ -118,6 +120,8 @@ unsigned long track_requeue(struct aipu_track *tr, struct aipu_run *r,
 			    pgoff_t start, pgoff_t end);
 void track_requeue_embedded(struct aipu_track *tr, struct aipu_run *r);
 void track_end_pass(struct aipu_track *tr, unsigned long issued);
+void track_written(struct aipu_track *tr, unsigned long pages,
+		   unsigned long age_ms);
 void track_done(struct aipu_track *tr, struct aipu_run *r);
 void track_kill(struct aipu_track *tr, struct aipu_tracker *t);
 void track_clear(struct aipu_track *tr);

@@ -229,7 +229,7 @@ static unsigned long issue_one(struct aipu_run *r, bool write)
 		break;
 	}
 	spin_lock_irqsave(&aipu_lock, flags);
-	aipu_tr.st.pages_written += o.written;
+	track_written(&aipu_tr, o.written, jiffies_to_msecs(jiffies - r->time));
 	aipu_tr.st.pages_clean += o.clean;
 	aipu_tr.st.meta_written += o.meta;
 	aipu_tr.st.pages_late += late_pages(r, o.written);

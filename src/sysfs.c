@@ -8,6 +8,7 @@
  *   stage_batch, pace, max_batch                  numbers (see knobs.c)
  *   stat            counters, one "name value" pair a line
  *   burst_hist      pages written per flusher pass: "low high passes"
+ *   age_hist        pages written, by age in ms when written: "low high pages"
  *
  * Writes need root (mode 0644); a value we cannot take is refused with
  * -EINVAL, one rate-limited log line, and no change.
@@ -87,23 +88,22 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute stat_attr = __ATTR_RO(stat);
 
-static ssize_t burst_hist_show(struct kobject *kobj,
-			       struct kobj_attribute *attr, char *buf)
+/* Bucket b counts [2^(b-1), 2^b - 1]; the last one is open-ended. */
+static ssize_t hist_show(char *buf, const u64 *src, int buckets)
 {
-	u64 hist[AIPU_HIST_BUCKETS];
+	u64 hist[AIPU_AGE_BUCKETS];
 	unsigned long flags;
 	int b, n = 0;
 
 	spin_lock_irqsave(&aipu_lock, flags);
-	memcpy(hist, aipu_tr.hist, sizeof(hist));
+	memcpy(hist, src, buckets * sizeof(*hist));
 	spin_unlock_irqrestore(&aipu_lock, flags);
 
-	/* Bucket b holds passes that wrote [2^(b-1), 2^b - 1] pages. */
-	for (b = 0; b < AIPU_HIST_BUCKETS; b++) {
+	for (b = 0; b < buckets; b++) {
 		unsigned long lo = b ? 1UL << (b - 1) : 0;
 		unsigned long hi = b ? (1UL << b) - 1 : 0;
 
-		if (b == AIPU_HIST_BUCKETS - 1)
+		if (b == buckets - 1)
 			n += sysfs_emit_at(buf, n, "%lu - %llu\n", lo, hist[b]);
 		else
 			n += sysfs_emit_at(buf, n, "%lu %lu %llu\n", lo, hi,
@@ -112,6 +112,19 @@ static ssize_t burst_hist_show(struct kobject *kobj,
 	return n;
 }
 
+static ssize_t burst_hist_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return hist_show(buf, aipu_tr.hist, AIPU_HIST_BUCKETS);
+}
+
+static ssize_t age_hist_show(struct kobject *kobj,
+			     struct kobj_attribute *attr, char *buf)
+{
+	return hist_show(buf, aipu_tr.age_hist, AIPU_AGE_BUCKETS);
+}
+
+static struct kobj_attribute age_hist_attr = __ATTR_RO(age_hist);
 static struct kobj_attribute burst_hist_attr = __ATTR_RO(burst_hist);
 
 static struct knob_attr *knob_attrs;
@@ -123,7 +136,7 @@ static int build_group(void)
 	unsigned int i, n = aipu_nr_knobs;
 
 	knob_attrs = kcalloc(n, sizeof(*knob_attrs), GFP_KERNEL);
-	attrs = kcalloc(n + 3, sizeof(*attrs), GFP_KERNEL);
+	attrs = kcalloc(n + 4, sizeof(*attrs), GFP_KERNEL);
 	if (!knob_attrs || !attrs)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -139,6 +152,7 @@ static int build_group(void)
 	}
 	attrs[n] = &stat_attr.attr;
 	attrs[n + 1] = &burst_hist_attr.attr;
+	attrs[n + 2] = &age_hist_attr.attr;
 	group.attrs = attrs;
 	return 0;
 }

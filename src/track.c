@@ -554,6 +554,15 @@ void track_end_pass(struct aipu_track *tr, unsigned long issued)
 	tr->st.flusher_runs++;
 }
 
+/* @pages were written at @age_ms after they first became dirty. */
+void track_written(struct aipu_track *tr, unsigned long pages,
+		   unsigned long age_ms)
+{
+	tr->st.pages_written += pages;
+	tr->age_hist[min_t(unsigned long, fls_long(age_ms),
+			   AIPU_AGE_BUCKETS - 1)] += pages;
+}
+
 /* The flusher keeps @t allocated (not its mapping) until track_put(). */
 void track_hold(struct aipu_tracker *t)
 {

@@ -115,3 +115,10 @@ if [ "${#w[@]}" -ge 2 ] && in_range "${w[1]}" 5.0 6.5; then
 else
 	fail "aipu's write of the fsynced page at t0+${w[1]:-never}: expected within [5.0, 6.5] (new first-dirty time t0+2)"
 fi
+
+# Every page aipu wrote under max_age 3 s was at least 3 s old: age_hist
+# (pages by age in ms at write time) has nothing below the 2048-4095 bucket.
+young=$(awk '$2 != "-" && $2 < 2048 { s += $3 } END { print s + 0 }' "$AIPU_SYSFS/age_hist")
+old=$(awk '$1 >= 2048 { s += $NF } END { print s + 0 }' "$AIPU_SYSFS/age_hist")
+assert_eq 0 "$young" "age_hist: no page written younger than 2048 ms"
+assert_ge "$old" 3 "age_hist: the pages aipu wrote are counted ($old)"
