@@ -117,6 +117,26 @@ def meminfo_kb(keys):
     return out
 
 
+def hctx_busy(paths):
+    """Tags in use per hardware queue, from blk-mq's debugfs."""
+    out = []
+    for path in paths:
+        busy = -1
+        with open(path) as f:
+            for line in f:
+                if line.startswith("busy="):
+                    busy = int(line[5:])
+                    break
+        out.append(busy)
+    return out
+
+
+def thread_cpu(tid):
+    """CPU a thread last ran on (field 39 of /proc/self/task/TID/stat)."""
+    with open(f"/proc/self/task/{tid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[36])
+
+
 def percentile(sorted_vals, p):
     """Nearest-rank percentile of an already sorted list."""
     if not sorted_vals:
@@ -155,6 +175,7 @@ class Run:
         self.write_call_ms = []
         self.slow_writes = []
         self.samples = []
+        self.reader_tid = 0
 
     def fail(self, what, exc):
         self.errors.append(f"{what}: {exc}")
@@ -189,6 +210,7 @@ class Run:
     def reader(self, fd, npages):
         rnd = random.Random(self.args.seed + 1)
         buf = mmap.mmap(-1, PAGE)  # page-aligned, as O_DIRECT needs
+        self.reader_tid = threading.get_native_id()
         try:
             while not self.stop.is_set():
                 off = rnd.randrange(npages) * PAGE
@@ -207,12 +229,19 @@ class Run:
     def sampler(self):
         dev = self.args.disk
         keys = ("Dirty", "Writeback")
+        dbg = f"/sys/kernel/debug/block/{dev}"
+        tags = []
+        if os.path.isdir(dbg):
+            tags = sorted(
+                os.path.join(dbg, d, "tags") for d in os.listdir(dbg) if d.startswith("hctx")
+            )
         try:
             while True:
                 t = time.monotonic() - self.t0
                 rd, wr = disk_stat(dev)
                 _, wq = disk_inflight(dev)
                 mi = meminfo_kb(keys)
+                cpu = thread_cpu(self.reader_tid) if self.reader_tid else -1
                 self.samples.append(
                     [
                         round(t, 3),
@@ -221,6 +250,8 @@ class Run:
                         wq,
                         mi.get("Dirty", 0),
                         mi.get("Writeback", 0),
+                        cpu,
+                        hctx_busy(tags),
                     ]
                 )
                 if self.stop.wait(self.args.sample_s):
@@ -256,9 +287,7 @@ def cmd_run(args):
         if "=" not in item:
             die(f"--attach takes NAME=PATH, not '{item}'.")
     if args.disk and not os.path.exists(f"/sys/block/{args.disk}/stat"):
-        die(
-            f"no /sys/block/{args.disk}/stat: give --disk a block device name like vda."
-        )
+        die(f"no /sys/block/{args.disk}/stat: give --disk a block device name like vda.")
     try:
         wsize = os.path.getsize(args.write_file)
         rsize = os.path.getsize(args.read_file)

@@ -22,6 +22,7 @@ usage() {
 	cat <<'EOF'
 usage: demo-guest.sh [--policies "kernel pu aipu"] [--duration SECONDS]
                      [--rate PAGES_PER_S] [--max-age-ms MS] [--pu-interval-ms MS]
+                     [--hw-queues N|auto]
 Runs in the guest. Needs AIPU_DISK (the disk to erase, e.g. /dev/vda),
 AIPU_OUT (a writable directory for the results) and, unless every policy is
 "none", AIPU_KO (path to aipu.ko).
@@ -38,6 +39,7 @@ duration=75
 rate=20
 max_age_ms=30000
 pu_interval_ms=30000
+hw_queues=auto
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -46,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--rate) [ $# -ge 2 ] || die "--rate needs a number of pages per second."; rate=$2; shift 2 ;;
 	--max-age-ms) [ $# -ge 2 ] || die "--max-age-ms needs a value in ms."; max_age_ms=$2; shift 2 ;;
 	--pu-interval-ms) [ $# -ge 2 ] || die "--pu-interval-ms needs a value in ms."; pu_interval_ms=$2; shift 2 ;;
+	--hw-queues) [ $# -ge 2 ] || die "--hw-queues needs a number or auto."; hw_queues=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; die "unknown argument '$1': see the usage above." ;;
 	esac
@@ -56,6 +59,9 @@ for v in duration rate max_age_ms pu_interval_ms; do
 		die "--${v//_/-} must be a positive whole number, not '${!v}'."
 	fi
 done
+if [ "$hw_queues" != auto ] && ! [[ $hw_queues =~ ^[1-9][0-9]*$ ]]; then
+	die "--hw-queues must be auto (one per CPU, as booted) or a positive number, not '$hw_queues'."
+fi
 [ -n "$policies" ] || die "--policies is empty: give one or more of none kernel pu aipu."
 need_ko=0
 for p in $policies; do
@@ -90,6 +96,30 @@ mnt=/tmp/aipu-demo
 
 log() { echo "demo-guest: $(date +%T) $*"; }
 
+# Request queues: virtio_blk gives the disk one per CPU by default. A read
+# then waits behind a write burst only when the burst has filled the queue
+# (256 tags) of the CPU the reader runs on; the writes queued on the other
+# CPU's queue reach QEMU first, and the read cannot even get a tag until
+# they have drained (this is the multi-second stall). With --hw-queues 1 the
+# reader always shares the writes' queue, gets a tag within a few wake-up
+# batches and then alternates with the writes in QEMU's throttle: the
+# stalls shrink to about 0.3 s. virtio_blk is a module in Debian's kernels
+# and the guest's root is not on it, so it can be reloaded here.
+nq=$(find "$sysblk/mq" -mindepth 1 -maxdepth 1 -type d | wc -l)
+if [ "$hw_queues" != auto ] && [ "$nq" -ne "$hw_queues" ]; then
+	log "$dev has $nq request queues: reloading virtio_blk with num_request_queues=$hw_queues"
+	modprobe -r virtio_blk || die "cannot unload virtio_blk to change $dev's request queues."
+	modprobe virtio_blk num_request_queues="$hw_queues" || die "cannot reload virtio_blk."
+	for _ in $(seq 50); do [ -b "$AIPU_DISK" ] && [ -d "$sysblk/mq" ] && break; sleep 0.1; done
+	[ -b "$AIPU_DISK" ] || die "$AIPU_DISK did not come back after reloading virtio_blk."
+	nq=$(find "$sysblk/mq" -mindepth 1 -maxdepth 1 -type d | wc -l)
+fi
+
+# blk-mq's debugfs, for the per-queue busy tags the workload samples.
+if ! mountpoint -q /sys/kernel/debug; then
+	mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+fi
+
 # The disk as a FIFO queue, and a reserved share of the background threshold.
 echo none >"$sysblk/queue/scheduler"
 if [ -w "$sysblk/queue/wbt_lat_usec" ]; then
@@ -119,6 +149,8 @@ unload() {
 {
 	echo "kernel $(uname -r)"
 	echo "scheduler $(sed 's/.*\[\(.*\)\].*/\1/' "$sysblk/queue/scheduler")"
+	echo "hw_queues $nq"
+	echo "nr_requests $(cat "$sysblk/queue/nr_requests")"
 	echo "wbt_lat_usec $(cat "$sysblk/queue/wbt_lat_usec" 2>/dev/null || echo n/a)"
 	echo "min_ratio $(cat "$sysblk/bdi/min_ratio")"
 	for s in dirty_background_ratio dirty_ratio dirty_expire_centisecs dirty_writeback_centisecs; do

@@ -9,6 +9,7 @@
 #
 #   scripts/demo.sh [--kernel KVER] [--policies "kernel pu aipu"]
 #                   [--duration SECONDS] [--rate PAGES_PER_S] [--out DIR]
+#                   [--hw-queues N|auto]
 #
 # KVER may also come from the environment; the default is the newest 6.1
 # kernel in /lib/modules. aipu.ko must already be built for it
@@ -27,6 +28,7 @@ policies="kernel pu aipu"
 duration=75
 rate=20
 out=""
+hw_queues=auto
 
 need_arg() {
 	if [ $# -lt 2 ] || [ -z "$2" ]; then
@@ -41,6 +43,7 @@ while [ $# -gt 0 ]; do
 	--duration) need_arg "$@"; duration=$2; shift 2 ;;
 	--rate) need_arg "$@"; rate=$2; shift 2 ;;
 	--out) need_arg "$@"; out=$2; shift 2 ;;
+	--hw-queues) need_arg "$@"; hw_queues=$2; shift 2 ;;
 	-h | --help)
 		sed -n '3,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
 		exit 0
@@ -54,6 +57,9 @@ for v in duration rate; do
 		die "--$v must be a positive whole number, not '${!v}'."
 	fi
 done
+if [ "$hw_queues" != auto ] && ! [[ $hw_queues =~ ^[1-9][0-9]*$ ]]; then
+	die "--hw-queues must be auto (one per CPU) or a positive number, not '$hw_queues'."
+fi
 need_ko=0
 for p in $policies; do
 	case "$p" in
@@ -85,7 +91,7 @@ echo "demo: kernel $kver, policies: $policies, ${duration} s each at $rate pages
 rc=0
 "$root/scripts/vm.sh" --kernel "$kver" --disk fifo:60 --disk-size 512 --memory 2G --cpus 2 \
 	--out "$out" -- "$root/scripts/demo-guest.sh" --policies "$policies" \
-	--duration "$duration" --rate "$rate" || rc=$?
+	--duration "$duration" --rate "$rate" --hw-queues "$hw_queues" || rc=$?
 echo "demo: VM finished after $(($(date +%s) - start)) s (exit status $rc)"
 echo
 
