@@ -15,10 +15,11 @@
 #   AIPU_VM_TIMEOUT    seconds one boot may take (default 1800)
 #   AIPU_TEST_TIMEOUT  seconds one test may take (default 600)
 #
-# Output: each kernel's console in build/vmtest/<kver>/console.log, with the
-# tests' logs and traces beside it. The last line is the total over all
-# kernels, "N passed, N failed"; a boot that crashed or timed out counts as
-# one failed test. Exit status 0 only if nothing failed.
+# The host-side unit tests of blkevents.py and dirty.py run first and count
+# as one test. Each kernel's console goes to build/vmtest/<kver>/console.log,
+# with the tests' logs and traces beside it. The last line is the total over
+# all kernels, "N passed, N failed"; a boot that crashed or timed out counts
+# as one failed test. Exit status 0 only if nothing failed.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -49,6 +50,19 @@ read -r -a tests <<<"${AIPU_TESTS:-}"
 total_pass=0
 total_fail=0
 lines=()
+
+# The host-side self-test of the analysis tools first: no boot is worth
+# running if the timing checks themselves are broken.
+mkdir -p build/vmtest
+echo "vmtest: ===== host: tests/vm/test_*.py"
+if python3 -m unittest discover -s tests/vm -p 'test_*.py' >build/vmtest/host-unittest.log 2>&1; then
+	total_pass=$((total_pass + 1))
+	lines+=("host: 1 passed, 0 failed ($(grep -E '^Ran ' build/vmtest/host-unittest.log))")
+else
+	cat build/vmtest/host-unittest.log
+	total_fail=$((total_fail + 1))
+	lines+=("host: 0 passed, 1 failed (tests/vm/test_*.py, see build/vmtest/host-unittest.log)")
+fi
 for k in "${kvers[@]}"; do
 	out=build/vmtest/$k
 	rm -rf "$out"
@@ -84,7 +98,7 @@ echo
 echo "vmtest: ===== summary"
 for l in "${lines[@]}"; do
 	echo "vmtest: $l"
-	if [ -f "build/vmtest/${l%%:*}/results.txt" ]; then
+	if [ "${l%%:*}" != host ] && [ -f "build/vmtest/${l%%:*}/results.txt" ]; then
 		sed 's/^/vmtest:   /' "build/vmtest/${l%%:*}/results.txt"
 	fi
 done

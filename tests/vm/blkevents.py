@@ -171,17 +171,13 @@ def writes_to(events, ranges, actions="QD"):
     return [
         e
         for e in events
-        if e.action in actions
-        and e.is_write
-        and any(e.overlaps(a, b) for a, b in ranges)
+        if e.action in actions and e.is_write and any(e.overlaps(a, b) for a, b in ranges)
     ]
 
 
 def uncovered(events, ranges, action=DISPATCH):
     """Parts of `ranges` that no write event of kind `action` covered."""
-    extents = sorted(
-        (e.sector, e.end - 1) for e in events if e.action == action and e.is_write
-    )
+    extents = sorted((e.sector, e.end - 1) for e in events if e.action == action and e.is_write)
     missing = []
     for first, last in ranges:
         pos = first
@@ -226,10 +222,7 @@ def check_window(
         e
         for e in writes_to(events, ranges, actions)
         if not e.overlaps(marker_sector, marker_sector)
-        and (
-            end_marker_sector is None
-            or not e.overlaps(end_marker_sector, end_marker_sector)
-        )
+        and (end_marker_sector is None or not e.overlaps(end_marker_sector, end_marker_sector))
     ]
     if not hits:
         return False, (
@@ -239,8 +232,7 @@ def check_window(
     first = min(e.time for e in hits)
     last = max(e.time for e in hits)
     span = (
-        f"{len(hits)} {'/'.join(actions)} events at t0+{first - t0:.3f}"
-        f"..t0+{last - t0:.3f} s"
+        f"{len(hits)} {'/'.join(actions)} events at t0+{first - t0:.3f}" f"..t0+{last - t0:.3f} s"
     )
     if end_marker_sector is not None:
         span += f" (end marker at t0+{t_end - t0:.3f} s)"
@@ -260,9 +252,7 @@ def check_window(
             f"{e.action} {e.sector}+{e.nsect} at {ref}+{e.time - t_end:.3f} s; {span}"
         )
     if require_all:
-        missing = uncovered(
-            hits, ranges, DISPATCH if DISPATCH in actions else actions[0]
-        )
+        missing = uncovered(hits, ranges, DISPATCH if DISPATCH in actions else actions[0])
         if missing:
             n = sum(b - a + 1 for a, b in missing)
             return False, (
@@ -382,12 +372,8 @@ def main(argv=None):
     sp.add_argument("--sectors", required=True, help="A-B,C+N,... or @FILE")
     sp.add_argument("--lo", type=float, required=True, help="seconds after t0")
     sp.add_argument("--hi", type=float, required=True, help="seconds after t0")
-    sp.add_argument(
-        "--tolerance", type=float, default=0.0, help="slack below lo, seconds"
-    )
-    sp.add_argument(
-        "--actions", default="QD", help="event kinds that must lie in the window"
-    )
+    sp.add_argument("--tolerance", type=float, default=0.0, help="slack below lo, seconds")
+    sp.add_argument("--actions", default="QD", help="event kinds that must lie in the window")
     sp.add_argument(
         "--allow-missing",
         action="store_true",

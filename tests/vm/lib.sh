@@ -82,6 +82,8 @@ _lib_exit() {
 if [ -z "${AIPU_LIB_ONLY:-}" ]; then
 	mkdir -p "$TEST_OUT" "$TEST_TMP"
 	trap _lib_exit EXIT
+	trap 'echo "# killed by SIGTERM (time limit?)"; exit 143' TERM
+	trap 'echo "# interrupted"; exit 130' INT
 	trap 'echo "# command failed (status $?) at ${BASH_SOURCE[0]##*/}:$LINENO: $BASH_COMMAND"' ERR
 fi
 

@@ -7,11 +7,11 @@
 #
 # Without arguments every tests/vm/t_*.sh runs, in name order, each in its
 # own bash process, with a time limit (AIPU_TEST_TIMEOUT seconds, default
-# 600). After each test whatever it left behind (aipu loaded, a mount, a
-# running blktrace) is cleaned up and the kernel log it produced is
-# checked: a BUG, WARNING, Oops, lockdep or KASAN report, ... fails the
-# test even if the test itself passed. Exit status 77 from a test means
-# skipped.
+# 600). After each test whatever it left behind (aipu loaded, a mount
+# under /tmp/aipu-mnt, a running blktrace) is cleaned up, and fails the
+# test; so does a BUG, WARNING, Oops, lockdep or KASAN report, ... in the
+# kernel log it produced, even if the test itself passed. Exit status 77
+# from a test means skipped.
 #
 # Logs go to $AIPU_OUT: <test>.log, <test>.dmesg, results.txt; the last line
 # printed (and summary.txt) is "N passed, N failed". Exit status 0 only if
@@ -60,21 +60,25 @@ if grep -E "$DMESG_BAD" "$AIPU_OUT/boot.dmesg" >/dev/null; then
 	grep -E "$DMESG_BAD" "$AIPU_OUT/boot.dmesg" | head -n 5 | sed 's/^/  /'
 fi
 
-# Undo what a test that was killed or careless left behind.
+# Undo what a test that was killed or careless left behind; print what
+# there was (the test fails for it: it could change the next test's result).
 cleanup_after() {
 	local pid m
 	if [ -f /tmp/aipu-blktrace.pid ]; then
 		pid=$(cat /tmp/aipu-blktrace.pid)
-		kill -INT "$pid" 2>/dev/null && sleep 1
 		rm -f /tmp/aipu-blktrace.pid
-		echo "run-guest: stopped a blktrace the test left running (pid $pid)"
+		if kill -INT "$pid" 2>/dev/null; then
+			sleep 1
+			echo "a running blktrace (pid $pid)"
+		fi
 	fi
 	while read -r m; do
-		umount "$m" 2>/dev/null && echo "run-guest: unmounted $m (left mounted by the test)"
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+		echo "a mount on $m"
 	done < <(awk '$2 ~ /^\/tmp\/aipu-mnt/ { print $2 }' /proc/mounts | sort -r)
 	if [ -d /sys/module/aipu ]; then
-		echo "run-guest: aipu was left loaded; unloading"
-		timeout 60 rmmod aipu || echo "run-guest: rmmod aipu failed"
+		timeout 60 rmmod aipu >/dev/null 2>&1 || echo "aipu loaded, and rmmod aipu failed"
+		[ -d /sys/module/aipu ] || echo "aipu loaded"
 	fi
 	return 0
 }
@@ -92,7 +96,7 @@ for t in "${tests[@]}"; do
 	TEST_NAME=$name timeout -k 10 "$tmo" bash "$t" 2>&1 | tee "$AIPU_OUT/$name.log"
 	rc=${PIPESTATUS[0]}
 	set -e
-	cleanup_after
+	left=$(cleanup_after)
 	sleep 1 # let late kernel messages (e.g. from an unload) arrive
 	dmesg >"$AIPU_OUT/$name.dmesg" 2>/dev/null || true
 	secs=$(($(date +%s) - start))
@@ -100,6 +104,10 @@ for t in "${tests[@]}"; do
 	if [ -n "$bad" ]; then
 		echo "FAIL: $name: the kernel log has:"
 		echo "$bad" | head -n 20 | sed 's/^/  /'
+		result=FAIL
+	elif [ -n "$left" ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ]; then
+		echo "FAIL: $name: left behind (now cleaned up):"
+		while read -r l; do echo "  $l"; done <<<"$left"
 		result=FAIL
 	elif [ "$rc" -eq 0 ]; then
 		result=PASS

@@ -86,9 +86,7 @@ class ParseTest(unittest.TestCase):
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
             f.write("100+8\n200-207\n")
         try:
-            self.assertEqual(
-                blkevents.parse_ranges("@" + f.name), [(100, 107), (200, 207)]
-            )
+            self.assertEqual(blkevents.parse_ranges("@" + f.name), [(100, 107), (200, 207)])
         finally:
             os.unlink(f.name)
 
@@ -144,9 +142,7 @@ class WindowTest(unittest.TestCase):
         ok, why = blkevents.check_window(events(), 0, ranges, 2.0, 4.0)
         self.assertFalse(ok)
         self.assertIn("8 sector(s) never written: 300-307", why)
-        ok, why = blkevents.check_window(
-            events(), 0, ranges, 2.0, 4.0, require_all=False
-        )
+        ok, why = blkevents.check_window(events(), 0, ranges, 2.0, 4.0, require_all=False)
         self.assertTrue(ok, why)
 
     def test_no_writes(self):
@@ -263,9 +259,7 @@ class DirtyTest(unittest.TestCase):
             target = os.path.join(d, "f")
             buf = io.StringIO()
             with redirect_stdout(buf):
-                rc = dirty.main(
-                    [target, "--first-page", "1", "--count", "3", "--stride", "2"]
-                )
+                rc = dirty.main([target, "--first-page", "1", "--count", "3", "--stride", "2"])
             self.assertEqual(rc, 0)
             with open(target, "rb") as f:
                 data = f.read()
