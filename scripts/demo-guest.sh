@@ -31,6 +31,9 @@ EOF
 
 die() {
 	echo "demo-guest: $*" >&2
+	if [ -n "${tee_pid:-}" ]; then
+		finish 1
+	fi
 	exit 1
 }
 
@@ -96,15 +99,27 @@ mnt=/tmp/aipu-demo
 
 log() { echo "demo-guest: $(date +%T) $*"; }
 
-# Request queues: virtio_blk gives the disk one per CPU by default. A read
-# then waits behind a write burst only when the burst has filled the queue
-# (256 tags) of the CPU the reader runs on; the writes queued on the other
-# CPU's queue reach QEMU first, and the read cannot even get a tag until
-# they have drained (this is the multi-second stall). With --hw-queues 1 the
-# reader always shares the writes' queue, gets a tag within a few wake-up
-# batches and then alternates with the writes in QEMU's throttle: the
-# stalls shrink to about 0.3 s. virtio_blk is a module in Debian's kernels
-# and the guest's root is not on it, so it can be reloaded here.
+# A copy of everything this script and the workload print, in case the VM
+# console drops output.
+exec 3>&1 4>&2 > >(tee "$AIPU_OUT/guest.log") 2>&1
+tee_pid=$!
+finish() { # status: let tee write its last lines before the VM powers off
+	exec 1>&3 2>&4
+	wait "$tee_pid" 2>/dev/null || true
+	exit "$1"
+}
+
+# Request queues: virtio_blk gives the disk one per CPU by default (256 tags
+# each). A burst of writes fills one queue's tags, then the other's; QEMU
+# serves the writes in the order they reached it, so a read whose CPU's
+# queue is full cannot even get a tag until the other queue's writes have
+# drained: that is the multi-second stall (seen in the demo's samples: the
+# reader's queue stays at 256 busy tags while the other drains, ~4 s). With
+# --hw-queues 1 the reader always shares the writes' queue, gets a tag within
+# a few wake-up batches and then alternates with the writes in QEMU's
+# throttle: Linux's 30-s burst then delays reads by about 0.3 s, not 4 s.
+# virtio_blk is a module in Debian's kernels and the guest's root is not on
+# it, so it can be reloaded here.
 nq=$(find "$sysblk/mq" -mindepth 1 -maxdepth 1 -type d | wc -l)
 if [ "$hw_queues" != auto ] && [ "$nq" -ne "$hw_queues" ]; then
 	log "$dev has $nq request queues: reloading virtio_blk with num_request_queues=$hw_queues"
@@ -200,4 +215,4 @@ if grep -E -q 'BUG|WARNING|Oops|general protection' "$AIPU_OUT/dmesg.txt"; then
 	status=1
 fi
 log "done"
-exit "$status"
+finish "$status"

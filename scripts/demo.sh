@@ -84,7 +84,7 @@ fi
 
 out=${out:-$root/build/demo/$kver}
 mkdir -p "$out"
-rm -f "$out"/{none,kernel,pu,aipu}.json "$out"/{env,dmesg}.txt "$out/summary.json"
+rm -f "$out"/{none,kernel,pu,aipu}.json "$out"/{env,dmesg}.txt "$out/guest.log" "$out/summary.json"
 
 start=$(date +%s)
 echo "demo: kernel $kver, policies: $policies, ${duration} s each at $rate pages/s; results in $out"
