@@ -12,11 +12,15 @@ aipu_require_ko
 aipu_loaded && die "aipu is already loaded"
 
 S=$AIPU_SYSFS
-KNOBS="max_age_ms period_ms pu_interval_ms handover_ms"
-# Documented ranges (src/knobs.c): min max.
-declare -A MIN=([max_age_ms]=100 [period_ms]=10 [pu_interval_ms]=100 [handover_ms]=0)
-declare -A MAX=([max_age_ms]=3600000 [period_ms]=60000 [pu_interval_ms]=3600000 [handover_ms]=3600000)
-declare -A DEF=([max_age_ms]=30000 [period_ms]=1000 [pu_interval_ms]=30000 [handover_ms]=35000)
+KNOBS="max_age_ms period_ms pu_interval_ms handover_ms stage_interval_ms stage_batch pace max_batch"
+# Documented ranges (src/knobs.c, README): min max default.
+declare -A MIN=([max_age_ms]=100 [period_ms]=10 [pu_interval_ms]=100 [handover_ms]=0
+	[stage_interval_ms]=0 [stage_batch]=1 [pace]=0 [max_batch]=0)
+declare -A MAX=([max_age_ms]=3600000 [period_ms]=60000 [pu_interval_ms]=3600000
+	[handover_ms]=3600000 [stage_interval_ms]=3600000 [stage_batch]=65536 [pace]=1
+	[max_batch]=16777216)
+declare -A DEF=([max_age_ms]=30000 [period_ms]=1000 [pu_interval_ms]=30000 [handover_ms]=35000
+	[stage_interval_ms]=1000 [stage_batch]=1 [pace]=0 [max_batch]=0)
 
 # 1. Bad module parameters: insmod refuses them.
 insmod_refused() { # PARAM=VALUE
@@ -28,9 +32,11 @@ insmod_refused() { # PARAM=VALUE
 	fi
 }
 sync
-for k in max_age_ms period_ms pu_interval_ms; do
+for k in max_age_ms period_ms pu_interval_ms stage_batch; do
 	insmod_refused "$k=0"
 done
+insmod_refused write_alloc=bogus
+insmod_refused "policy=kernel write_alloc=purge"
 for k in $KNOBS; do
 	insmod_refused "$k=$((MAX[$k] + 1))"
 	insmod_refused "$k=-1"
@@ -41,7 +47,7 @@ insmod_refused policy=
 
 # 2. Defaults.
 aipu_load
-for f in policy stat burst_hist $KNOBS; do
+for f in policy write_alloc stat burst_hist age_hist $KNOBS; do
 	assert_ok "$S/$f exists" test -f "$S/$f"
 done
 for k in $KNOBS; do
@@ -50,6 +56,8 @@ for k in $KNOBS; do
 done
 assert_eq kernel "$(aipu_policy)" "policy is kernel after a plain insmod"
 assert_eq "[kernel] aipu pu" "$(cut -d' ' -f1-3 "$S/policy")" "policy reads '[kernel] aipu pu ...'"
+assert_file_eq "$S/policy" "[kernel] aipu pu stage" "policy lists kernel aipu pu stage"
+assert_file_eq "$S/write_alloc" "[update] purge" "write_alloc reads '[update] purge'"
 aipu_unload
 
 # 3. Module parameters set the knobs.
@@ -68,7 +76,7 @@ for k in $KNOBS; do
 		assert_write OK "$f" "$v"$'\n' "$k: write '$v\\n'"
 		assert_file_eq "$f" "$v" "$k reads back $v"
 	done
-	v=$((MIN[$k] + 7))
+	v=$((MIN[$k] + 7 > MAX[$k] ? MAX[$k] : MIN[$k] + 7))
 	assert_write OK "$f" "$v" "$k: write '$v' without a newline"
 	assert_file_eq "$f" "$v" "$k reads back $v"
 
@@ -118,14 +126,31 @@ for b in bogus $'\n' aipux 'kernel aipu' '[aipu]' ' ' 'pu pu'; do
 done
 assert_write OK "$P" kernel "back to kernel"
 
+# 5b. write_alloc: a choice knob; purge needs a policy that writes.
+W=$S/write_alloc
+assert_write EINVAL "$W" purge "write_alloc=purge refused under policy kernel"
+assert_file_eq "$W" "[update] purge" "write_alloc still update"
+assert_write OK "$P" aipu "policy aipu"
+assert_write OK "$W" purge$'\n' "write_alloc: write 'purge\\n' under aipu"
+assert_file_eq "$W" "update [purge]" "write_alloc reads 'update [purge]'"
+for b in bogus 1 $'\n' ' ' 'purge update' '[purge]'; do
+	assert_write EINVAL "$W" "$b" "write_alloc: write $(printf '%q' "$b") refused with EINVAL"
+	assert_file_eq "$W" "update [purge]" "write_alloc unchanged"
+done
+assert_write OK "$P" kernel "policy kernel with purge set is allowed"
+assert_file_eq "$W" "[update] purge" "switching to kernel put write_alloc back to update"
+assert_write OK "$W" update "write_alloc: write 'update'"
+
 # 6. Read-only files.
-for f in stat burst_hist; do
+for f in stat burst_hist age_hist; do
 	r=$(write_errno "$S/$f" 1)
 	assert_ne OK "$r" "$f is read-only ($r)"
 done
 cp "$S/stat" "$TEST_TMP/stat"
-for n in pages_dirtied entries_scanned pages_written pages_clean pages_retried \
-	pages_tracked runs_tracked oldest_age_ms flusher_runs fallbacks meta_written; do
+for n in pages_dirtied meta_dirtied entries_scanned pages_written meta_written pages_clean \
+	pages_retried pages_tracked runs_tracked mappings_tracked oldest_age_ms flusher_runs \
+	fallbacks pages_deferred pages_late pages_staged pages_purged pages_not_purged \
+	kupdate_off handover_left_ms; do
 	assert_ok "stat has '$n <number>'" grep -qE "^$n [0-9]+\$" "$TEST_TMP/stat"
 done
 bad_lines=$(grep -cvE '^[a-z_]+ [0-9]+$' "$S/stat" || true)
@@ -133,11 +158,14 @@ assert_eq 0 "$bad_lines" "every stat line is 'name number'"
 bad_lines=$(grep -cvE '^[0-9]+ ([0-9]+|-) [0-9]+$' "$S/burst_hist" || true)
 assert_eq 0 "$bad_lines" "every burst_hist line is 'low high|- count'"
 assert_gt "$(wc -l <"$S/burst_hist")" 0 "burst_hist has lines"
+bad_lines=$(grep -cvE '^[0-9]+ ([0-9]+|-) [0-9]+$' "$S/age_hist" || true)
+assert_eq 0 "$bad_lines" "every age_hist line is 'low high|- count'"
+assert_eq 24 "$(wc -l <"$S/age_hist")" "age_hist has 24 buckets"
 
 # 7. Non-root: may read, may not write.
 as_nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups -- "$@"; }
 aipu_set max_age_ms 4000
-for f in policy $KNOBS; do
+for f in policy write_alloc $KNOBS; do
 	before=$(cat "$S/$f")
 	assert_ok "nobody can read $f" as_nobody cat "$S/$f"
 	# shellcheck disable=SC2016 # $1 is expanded by the inner bash
