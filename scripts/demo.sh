@@ -88,10 +88,15 @@ rm -f "$out"/{none,kernel,pu,aipu}.json "$out"/{env,dmesg}.txt "$out/guest.log" 
 
 start=$(date +%s)
 echo "demo: kernel $kver, policies: $policies, ${duration} s each at $rate pages/s; results in $out"
-rc=0
+# Through a pipe: virtme-ng has QEMU open /proc/self/fd/1 and /proc/self/fd/2
+# once per guest output port; on a regular file (make run >log) each opening
+# truncates it and writes at its own offset, so lines overwrite each other.
+set +e
 "$root/scripts/vm.sh" --kernel "$kver" --disk fifo:60 --disk-size 512 --memory 2G --cpus 2 \
 	--out "$out" -- "$root/scripts/demo-guest.sh" --policies "$policies" \
-	--duration "$duration" --rate "$rate" --hw-queues "$hw_queues" || rc=$?
+	--duration "$duration" --rate "$rate" --hw-queues "$hw_queues" 2>&1 | cat
+rc=${PIPESTATUS[0]}
+set -e
 echo "demo: VM finished after $(($(date +%s) - start)) s (exit status $rc)"
 echo
 
