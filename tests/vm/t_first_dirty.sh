@@ -47,16 +47,7 @@ os.close(fd)
 PY
 sleep 3
 blktrace_stop "$trace"
-mapfile -t w < <(python3 - "$trace" "$secA" "$TESTS_DIR" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[3])
-import blkevents
-ev = blkevents.read_events(sys.argv[1])
-t0, _ = blkevents.marker_time(ev, 0)
-for e in blkevents.writes_to(ev, blkevents.parse_ranges(sys.argv[2]), actions="D"):
-    print(f"{e.time - t0:.4f}")
-PY
-)
+mapfile -t w < <(timing times --trace "$trace" --marker-sector 0 --sectors "$secA")
 log "writes of the rewritten page at t0+: ${w[*]:-none}"
 if [ "${#w[@]}" -ge 1 ] && in_range "${w[0]}" 3.0 4.5; then
 	pass "rewritten page first written at t0+${w[0]} s, within [3.0, 4.5]"
@@ -93,16 +84,7 @@ os.close(fd)
 PY
 sleep 5
 blktrace_stop "$trace"
-mapfile -t w < <(python3 - "$trace" "$secB" "$TESTS_DIR" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[3])
-import blkevents
-ev = blkevents.read_events(sys.argv[1])
-t0, _ = blkevents.marker_time(ev, 8)
-for e in blkevents.writes_to(ev, blkevents.parse_ranges(sys.argv[2]), actions="D"):
-    print(f"{e.time - t0:.4f}")
-PY
-)
+mapfile -t w < <(timing times --trace "$trace" --marker-sector 8 --sectors "$secB")
 log "writes of the fsynced page at t0+: ${w[*]:-none}"
 assert_eq 2 "${#w[@]}" "the fsynced page was written twice (fdatasync, then aipu)"
 if [ "${#w[@]}" -ge 2 ] && in_range "${w[0]}" 1.5 2.0; then

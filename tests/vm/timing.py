@@ -41,6 +41,12 @@ def cmd_first(args):
     return 0
 
 
+def cmd_times(args):
+    for t in dispatches(args):
+        print(f"{t:.4f}")
+    return 0
+
+
 def cmd_bursts(args):
     times = dispatches(args)
     bursts = []
@@ -60,15 +66,15 @@ def main(argv=None):
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("first", "bursts"):
+    for name in ("first", "times", "bursts"):
         sp = sub.add_parser(name)
         sp.add_argument("--trace", required=True)
         sp.add_argument("--sectors", required=True)
-        sp.add_argument("--marker-sector", type=int, required=name == "first")
+        sp.add_argument("--marker-sector", type=int, required=name != "bursts")
         if name == "bursts":
             sp.add_argument("--gap", type=float, default=0.5)
     args = p.parse_args(argv)
-    return cmd_first(args) if args.cmd == "first" else cmd_bursts(args)
+    return {"first": cmd_first, "times": cmd_times, "bursts": cmd_bursts}[args.cmd](args)
 
 
 if __name__ == "__main__":
