@@ -71,9 +71,7 @@ def timeline(run):
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Summarize the aipu demo's results.")
     ap.add_argument("dir", help="directory with <policy>.json files")
-    ap.add_argument(
-        "--timeline", action="store_true", help="per-5-s worst read and disk writes"
-    )
+    ap.add_argument("--timeline", action="store_true", help="per-5-s worst read and disk writes")
     ap.add_argument("--json", help="also write the summary as JSON to this file")
     args = ap.parse_args(argv)
 
@@ -94,9 +92,7 @@ def main(argv=None):
     env = os.path.join(args.dir, "env.txt")
     if os.path.exists(env):
         with open(env) as f:
-            kv = dict(
-                line.split(" ", 1) for line in f.read().splitlines() if " " in line
-            )
+            kv = dict(line.split(" ", 1) for line in f.read().splitlines() if " " in line)
         print(
             f"kernel {kv.get('kernel', '?')}, {kv.get('rate_per_s', '?')} random pages dirtied/s "
             f"for {kv.get('duration_s', '?')} s, FIFO disk (scheduler {kv.get('scheduler', '?')}, "
@@ -157,8 +153,7 @@ def main(argv=None):
         if st:
             keys = ("pages_written", "flusher_runs", "fallbacks", "pages_retried")
             notes.append(
-                f"  {name}: aipu stat "
-                + ", ".join(f"{k} {st[k]}" for k in keys if k in st)
+                f"  {name}: aipu stat " + ", ".join(f"{k} {st[k]}" for k in keys if k in st)
             )
     if notes:
         print()
@@ -171,9 +166,7 @@ def main(argv=None):
             if other in runs:
                 omax = runs[other]["reads"].get("max_ms", 0)
                 ratio = amax / omax if omax else float("nan")
-                summary.setdefault("ratios", {})[f"aipu_max_over_{other}_max"] = round(
-                    ratio, 4
-                )
+                summary.setdefault("ratios", {})[f"aipu_max_over_{other}_max"] = round(ratio, 4)
                 print(
                     f"aipu's worst read is {ratio:.3f} of {other}'s "
                     f"({amax:.0f} ms vs {omax:.0f} ms, {omax / amax if amax else float('inf'):.0f}x lower)"
