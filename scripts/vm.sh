@@ -220,12 +220,19 @@ EOF
 chmod +x "$wrapper"
 
 echo "$prog: booting $kver (disk: $disk${iops:+ at $iops IOPS}, memory $memory, $cpus cpus, out: $out, timeout ${tmo}s)" >&2
-vng_rc=0
-timeout -k 20 "$tmo" vng --run "/boot/vmlinuz-$kver" --disable-kvm \
-	--memory "$memory" --cpus "$cpus" \
-	--rwdir "$out" --rwdir "$ctl" \
-	"${qemu_opts[@]}" \
-	--exec "bash $wrapper" </dev/null || vng_rc=$?
+# QEMU reopens /proc/self/fd/1 and 2 for each console port: on a regular
+# file every open truncates it and writes at its own offset, so lines
+# overwrite each other. A pipe keeps the output whole when ours is a file.
+{
+	rc=0
+	timeout -k 20 "$tmo" vng --run "/boot/vmlinuz-$kver" --disable-kvm \
+		--memory "$memory" --cpus "$cpus" \
+		--rwdir "$out" --rwdir "$ctl" \
+		"${qemu_opts[@]}" \
+		--exec "bash $wrapper" </dev/null 2>&1 || rc=$?
+	echo "$rc" >"$ctl/vng_rc"
+} | cat
+vng_rc=$(cat "$ctl/vng_rc")
 
 if [ "$vng_rc" -eq 124 ] || [ "$vng_rc" -eq 137 ]; then
 	echo "$prog: the guest ran longer than ${tmo}s and was killed: raise --timeout or look for a hang in the console output above." >&2

@@ -36,7 +36,7 @@ static unsigned long inherit_time;
 
 /* Per issued run: what happened to its pages. */
 struct outcome {
-	unsigned long written, clean, meta;
+	unsigned long written, clean, meta, retried;
 };
 
 /*
@@ -88,16 +88,16 @@ void aipu_unpin(struct aipu_pin *p)
 	up_read(&p->sb->s_umount);
 }
 
-static unsigned long requeue(struct aipu_run *r, pgoff_t start, pgoff_t end)
+static void requeue(struct aipu_run *r, pgoff_t start, pgoff_t end,
+		    struct outcome *o)
 {
-	unsigned long flags, n;
+	unsigned long flags;
 
 	if (start >= end)
-		return 0;
+		return;
 	spin_lock_irqsave(&aipu_lock, flags);
-	n = track_requeue(&aipu_tr, r, start, end);
+	o->retried += track_requeue(&aipu_tr, r, start, end);
 	spin_unlock_irqrestore(&aipu_lock, flags);
-	return n;
 }
 
 /*
@@ -106,7 +106,7 @@ static unsigned long requeue(struct aipu_run *r, pgoff_t start, pgoff_t end)
  */
 static unsigned long requeue_dirty(struct aipu_run *r,
 				   struct address_space *m,
-				   pgoff_t start, pgoff_t end)
+				   pgoff_t start, pgoff_t end, struct outcome *o)
 {
 	pgoff_t idx = start, rs = start, re = start;
 	unsigned long dirty = 0;
@@ -125,7 +125,7 @@ static unsigned long requeue_dirty(struct aipu_run *r,
 				continue;
 			dirty += fe - fs;
 			if (fs != re) {
-				requeue(r, rs, re);
+				requeue(r, rs, re, o);
 				rs = fs;
 			}
 			re = fe;
@@ -133,7 +133,7 @@ static unsigned long requeue_dirty(struct aipu_run *r,
 		folio_batch_release(&fb);
 		cond_resched();
 	}
-	requeue(r, rs, re);
+	requeue(r, rs, re, o);
 	return dirty;
 }
 
@@ -158,7 +158,7 @@ static void issue_pages(struct aipu_run *r, struct inode *inode, bool write,
 		if (o->written && READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
 			aipu_purge_add(r->t, start, end);
 	}
-	dirty = requeue_dirty(r, &inode->i_data, start, end);
+	dirty = requeue_dirty(r, &inode->i_data, start, end, o);
 	if (!whole && end - start > o->written + dirty)
 		o->clean = end - start - o->written - dirty;
 }
@@ -183,12 +183,12 @@ static void issue_meta(struct aipu_run *r, struct inode *inode, bool write,
 }
 
 /* A run we could not pin because umount or remount holds s_umount. */
-static void requeue_busy(struct aipu_run *r)
+static void requeue_busy(struct aipu_run *r, struct outcome *o)
 {
 	unsigned long flags;
 
 	if (r->kind == AIPU_PAGES) {
-		requeue(r, r->start, r->end);
+		requeue(r, r->start, r->end, o);
 		return;
 	}
 	spin_lock_irqsave(&aipu_lock, flags);
@@ -223,13 +223,16 @@ static unsigned long issue_one(struct aipu_run *r, bool write)
 		aipu_unpin(&p);
 		break;
 	case AIPU_PIN_BUSY:
-		requeue_busy(r);
+		requeue_busy(r, &o);
 		break;
 	case AIPU_PIN_GONE:
 		break;
 	}
 	spin_lock_irqsave(&aipu_lock, flags);
 	track_written(&aipu_tr, o.written, jiffies_to_msecs(jiffies - r->time));
+	/* Under "kernel" nothing was issued: a re-check is not a retry. */
+	if (write)
+		aipu_tr.st.pages_retried += o.retried;
 	aipu_tr.st.pages_clean += o.clean;
 	aipu_tr.st.meta_written += o.meta;
 	aipu_tr.st.pages_late += late_pages(r, o.written);

@@ -535,7 +535,6 @@ unsigned long track_requeue(struct aipu_track *tr, struct aipu_run *r,
 		pos = c->end;
 		c = node_run(rb_next(&c->node));
 	}
-	tr->st.pages_retried += n;
 	return n;
 }
 
