@@ -65,7 +65,18 @@ assert_ge "$(aipu_stat pages_written)" 48 "pu: stat pages_written counts them"
 hist=$(awk '$1 >= 8 { s += $NF } END { print s + 0 }' "$AIPU_SYSFS/burst_hist")
 assert_ge "$hist" 1 "pu: burst_hist has a pass that wrote 8 or more pages"
 
+s0=$(aipu_stat entries_scanned)
+w0=$(aipu_stat pages_written)
+r0=$(aipu_stat flusher_runs)
 out=$(run aipu 8192)
+# Phase 1 looks only at due entries plus the one that stops it: with
+# single-page runs, scanned <= written + passes (Mogul's AIPU scanned 54
+# blocks for every block it wrote).
+ds=$(($(aipu_stat entries_scanned) - s0))
+dw=$(($(aipu_stat pages_written) - w0))
+dr=$(($(aipu_stat flusher_runs) - r0))
+log "aipu: $ds entries scanned, $dw pages written, $dr passes"
+assert_le "$ds" $((dw + dr)) "aipu: scanned <= written + passes"
 log "aipu bursts (start width writes):"$'\n'"$out"
 n=$(echo "$out" | awk '$1 == "bursts" { print $2 }')
 assert_ge "$n" 3 "aipu on the same workload: the writes are spread ($n bursts)"
