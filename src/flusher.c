@@ -79,6 +79,11 @@ enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p)
 		}
 	}
 	rcu_read_unlock();
+	/* Still being set up by its creator: not ours to write yet. */
+	if (res == AIPU_PIN_OK && (READ_ONCE(p->inode->i_state) & I_NEW)) {
+		aipu_unpin(p);
+		res = AIPU_PIN_BUSY;
+	}
 	return res;
 }
 
