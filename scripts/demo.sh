@@ -2,19 +2,34 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make run`: the demo. Boots one kernel once under QEMU with the FIFO disk
-# model (60 IOPS, scheduler none, no write throttling), runs the same steady
-# write load with a read-latency probe under Linux's own writeback (aipu
-# loaded with policy kernel), a 30-s flush-all (pu) and aipu, and prints
-# the comparison table. About 5 minutes under TCG.
+# model (60 IOPS, scheduler none, no write throttling, one request queue),
+# runs the same steady write load with a read-latency probe once per row,
+# and prints the comparison table. The default rows: Linux's own writeback
+# (aipu loaded with policy kernel), a 30-s flush-all (pu), aipu, paced aipu,
+# aipu with write purge, and staging with C = 0 and C = 1 s. About 9
+# minutes under TCG on an otherwise idle 2-CPU host.
 #
-#   scripts/demo.sh [--kernel KVER] [--policies "kernel pu aipu"]
-#                   [--duration SECONDS] [--rate PAGES_PER_S] [--out DIR]
-#                   [--hw-queues N|auto]
+#   scripts/demo.sh [--kernel KVER] [--rows "ROW ..."] [--duration SECONDS]
+#                   [--rate PAGES_PER_S] [--out DIR] [--hw-queues 1|N|auto]
+#
+# A row is POLICY[:KNOB=VALUE[,KNOB=VALUE...]]: POLICY is kernel, pu, aipu,
+# stage, or none (no module); the knobs are aipu's module parameters
+# (max_age_ms period_ms pu_interval_ms stage_interval_ms stage_batch
+# write_alloc pace max_batch), e.g. aipu:write_alloc=purge. --policies is
+# another name for --rows.
+#
+# --hw-queues: the disk's request queues in the guest. 1 (the default) gives
+# the same model every run: every request, the reader's included, waits for
+# the same 256 tags, and Linux's and pu's bursts delay reads by ~0.3 s each
+# time. auto keeps virtio_blk's one queue per CPU, where a read stalls for
+# seconds or not at all depending on which CPU's queue a burst filled first.
+# Neither is a strict FIFO (see scripts/demo-guest.sh).
 #
 # KVER may also come from the environment; the default is the newest 6.1
 # kernel in /lib/modules. aipu.ko must already be built for it
 # (`make allkernels`, which `make run` does first). Results: DIR (default
-# build/demo/<kver>/): <policy>.json, env.txt, dmesg.txt, summary.json.
+# build/demo/<kver>/): <row>.json (':' and ',' as '+'), env.txt, dmesg.txt,
+# guest.log, summary.json.
 set -euo pipefail
 
 die() {
@@ -24,11 +39,23 @@ die() {
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kver=${KVER:-}
-policies="kernel pu aipu"
-duration=75
+# aipu (pace=0, write_alloc=update) next to each of its variants, so that
+# paced vs unpaced and purge vs update are compared in the same boot.
+rows="kernel pu aipu aipu:pace=1 aipu:write_alloc=purge stage:stage_interval_ms=0 stage:stage_interval_ms=1000"
+# 45 s a row: Linux's first expiry comes 30-35 s into a run (an inode is
+# written at the first 5-s flusher wake-up after it is 30 s old) and pu's
+# first flush-all at 30 s; each puts ~600 writes on the disk, which hold all
+# 256 of the queue's tags for 7-11 s (the writes drain at ~30-40/s while the
+# reader takes the rest of the 60 IOPS), and the reads that wait ~0.3 s for
+# a tag come only then: at 30.9-41.7 s (Linux) and 30.2-38.0 s (pu) in the
+# runs measured. 45 s covers that with margin, and gives aipu 15 s of
+# writing aged pages. The cost of a row is the run plus ~20 s (the final
+# sync writes the ~600 pages still dirty, at 60 IOPS; reload; Python's
+# start under TCG), so 7 rows and the boot keep `make run` near 9 minutes.
+duration=45
 rate=20
 out=""
-hw_queues=auto
+hw_queues=1
 
 need_arg() {
 	if [ $# -lt 2 ] || [ -z "$2" ]; then
@@ -39,7 +66,7 @@ need_arg() {
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) need_arg "$@"; kver=$2; shift 2 ;;
-	--policies) need_arg "$@"; policies=$2; shift 2 ;;
+	--rows | --policies) need_arg "$@"; rows=$2; shift 2 ;;
 	--duration) need_arg "$@"; duration=$2; shift 2 ;;
 	--rate) need_arg "$@"; rate=$2; shift 2 ;;
 	--out) need_arg "$@"; out=$2; shift 2 ;;
@@ -60,13 +87,13 @@ done
 if [ "$hw_queues" != auto ] && ! [[ $hw_queues =~ ^[1-9][0-9]*$ ]]; then
 	die "--hw-queues must be auto (one per CPU) or a positive number, not '$hw_queues'."
 fi
+# The guest script checks its arguments the same way before it erases
+# anything; checking here first saves a boot when one is wrong.
+"$root/scripts/demo-guest.sh" --check --rows "$rows" --duration "$duration" --rate "$rate" \
+	--hw-queues "$hw_queues" 2>&1 | sed 's/^demo-guest: /demo: /' >&2 || exit 2
 need_ko=0
-for p in $policies; do
-	case "$p" in
-	none) ;;
-	kernel | pu | aipu) need_ko=1 ;;
-	*) die "unknown policy '$p' in --policies: use none, kernel, pu or aipu." ;;
-	esac
+for row in $rows; do
+	[ "${row%%:*}" = none ] || need_ko=1
 done
 
 if [ -z "$kver" ]; then
@@ -84,20 +111,52 @@ fi
 
 out=${out:-$root/build/demo/$kver}
 mkdir -p "$out"
-rm -f "$out"/{none,kernel,pu,aipu}.json "$out"/{env,dmesg}.txt "$out/guest.log" "$out/summary.json"
+rm -f "$out"/*.json "$out"/{env,dmesg}.txt "$out/guest.log"
 
+# The disk: QEMU throttles it to this many I/Os a second (scripts/vm.sh).
+iops=60
+if [ "$hw_queues" = 1 ]; then
+	model="one request queue (virtio_blk num_request_queues=1), the default"
+elif [ "$hw_queues" = auto ]; then
+	model="one request queue per CPU (virtio_blk's default): stalls vary run to run"
+else
+	model="$hw_queues request queues (virtio_blk num_request_queues=$hw_queues)"
+fi
+# The guest runs under TCG on the host's CPUs: other VMs or builds running
+# at the same time delay it, and a delay of the guest is a delay of its
+# reads. Printed, and kept in env.txt, so a perturbed run can be told.
+host_load() {
+	local n
+	n=$(pgrep -c -f '^[^ ]*qemu-system-' || true)
+	echo "load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs, $n QEMU processes"
+}
 start=$(date +%s)
-echo "demo: kernel $kver, policies: $policies, ${duration} s each at $rate pages/s; results in $out"
+echo "demo: kernel $kver, ${duration} s a row at $rate pages/s; results in $out"
+echo "demo: rows: $rows"
+echo "demo: disk model: QEMU-throttled virtio disk at $iops IOPS, scheduler none, no wbt; $model"
+load_before=$(host_load)
+echo "demo: host before the VM: $load_before"
 # Through a pipe: virtme-ng has QEMU open /proc/self/fd/1 and /proc/self/fd/2
 # once per guest output port; on a regular file (make run >log) each opening
 # truncates it and writes at its own offset, so lines overwrite each other.
 set +e
-"$root/scripts/vm.sh" --kernel "$kver" --disk fifo:60 --disk-size 512 --memory 2G --cpus 2 \
-	--out "$out" -- "$root/scripts/demo-guest.sh" --policies "$policies" \
+"$root/scripts/vm.sh" --kernel "$kver" --disk "fifo:$iops" --disk-size 512 --memory 2G --cpus 2 \
+	--out "$out" -- "$root/scripts/demo-guest.sh" --rows "$rows" \
 	--duration "$duration" --rate "$rate" --hw-queues "$hw_queues" 2>&1 | cat
 rc=${PIPESTATUS[0]}
 set -e
+# Our VM has exited, so the QEMU processes counted are others'; the load
+# averages still include it.
+load_after=$(host_load)
 echo "demo: VM finished after $(($(date +%s) - start)) s (exit status $rc)"
+echo "demo: host after the VM: $load_after (the averages include this VM, up to 2 CPUs)"
+if [ -f "$out/env.txt" ]; then
+	{
+		echo "iops $iops"
+		echo "host_before $load_before"
+		echo "host_after $load_after"
+	} >>"$out/env.txt"
+fi
 echo
 
 src=0
