@@ -11,8 +11,9 @@ per row: reads, mean/p99/max read latency, when the worst read started, the
 disk writes during the run (plus those the final sync needed), the pages
 aipu wrote (its stat file, read at the end of the run), and the row's worst
 read as a fraction of kernel's and of pu's. Then whether the demo's claim
-holds (aipu's worst read at most a quarter of kernel's and of pu's), paced
-vs unpaced aipu, and aipu's counters per row. --timeline adds, per row, the
+holds (aipu's worst read at most a quarter of kernel's and of pu's; not
+decided when aipu's reads already exceeded that before it wrote anything),
+paced vs unpaced aipu, and aipu's counters per row. --timeline adds, per row, the
 worst read of every 5-second window and the disk writes in it.
 
 Exit status: 0, or 1 if no result file was found or a run reported errors.
@@ -151,7 +152,14 @@ def worst_before(run, t_s):
 
 
 def claim(runs, summary):
-    """The demo's claim, on the plain aipu row: one line, and a verdict."""
+    """The demo's claim, on the plain aipu row: a verdict and its evidence.
+
+    Before QUIET_S none of kernel, pu and aipu has written a page (aipu's
+    and pu's first writes come at 30 s, Linux's at 30-35 s): the worst read
+    then is the harness's own noise (TCG, the host, Python), a floor under
+    every row's max. When aipu's own floor is already above the threshold,
+    its max says nothing about its writes and the run cannot decide.
+    """
     need = ("aipu", "kernel", "pu")
     missing = [r for r in need if r not in runs]
     if missing:
@@ -160,29 +168,29 @@ def claim(runs, summary):
         )
     a, k, p = (max_ms(runs[r]) for r in need)
     fk, fp = fraction(a, k), fraction(a, p)
-    holds = fk <= CLAIM_FRACTION and fp <= CLAIM_FRACTION
+    limit = CLAIM_FRACTION * min(k, p)
+    floor = {r: worst_before(runs[r], QUIET_S) for r in need}
+    if a <= limit:
+        verdict = "HOLDS"
+    elif floor["aipu"] > limit:
+        verdict = "NOT DECIDED (aipu's reads exceeded the limit before it wrote anything)"
+    else:
+        verdict = "DOES NOT HOLD"
     summary["claim"] = {
         "fraction": CLAIM_FRACTION,
+        "limit_ms": round(limit, 3),
         "aipu_max_over_kernel_max": round(fk, 4),
         "aipu_max_over_pu_max": round(fp, 4),
-        "holds": holds,
+        "verdict": verdict.split(" (")[0],
+        "worst_read_before_s": {"s": QUIET_S, **{r: round(v, 3) for r, v in floor.items()}},
     }
     lines = [
-        f"claim (aipu's worst read <= 1/4 of kernel's and of pu's): "
-        f"{'HOLDS' if holds else 'DOES NOT HOLD'}: aipu {a:.0f} ms = {fk:.2f} x kernel's "
-        f"{k:.0f} ms, {fp:.2f} x pu's {p:.0f} ms"
-    ]
-    # Before QUIET_S none of these three has written a page (aipu's and
-    # pu's first writes come at 30 s, Linux's at 30-35 s): the worst read
-    # then is the harness's own noise (TCG, the host, Python), a floor under
-    # every row's max.
-    floor = {r: worst_before(runs[r], QUIET_S) for r in need}
-    summary["worst_read_before_s"] = {"s": QUIET_S, **{r: round(v, 3) for r, v in floor.items()}}
-    lines.append(
+        f"claim (aipu's worst read <= 1/4 of kernel's and of pu's, here {limit:.0f} ms): "
+        f"{verdict}: aipu {a:.0f} ms = {fk:.2f} x kernel's {k:.0f} ms, {fp:.2f} x pu's {p:.0f} ms",
         f"  before {QUIET_S:.0f} s, when no update policy had written yet, the worst reads were "
         + ", ".join(f"{r} {v:.0f} ms" for r, v in floor.items())
-        + f" (the claim needs aipu <= {CLAIM_FRACTION * min(k, p):.0f} ms)"
-    )
+        + " (the harness's own noise: a busy host raises it)",
+    ]
     at = runs["aipu"]["reads"].get("max_at_s", 0.0)
     if at < QUIET_S:
         lines.append(f"  aipu's worst read came at {at:.1f} s, before aipu had written anything")
