@@ -238,10 +238,12 @@ for row in $rows; do
 		# pu's and stage's clocks) and the run does not measure the load
 		# itself: insmod patches kernel code (tracepoints, a kprobe that the
 		# kprobe optimizer patches again shortly after), which under TCG
-		# can stall the guest: with insmod as the start command, the first
+		# can stall the guest. With insmod as the start command, the first
 		# 2 s held the worst read of 3 of the 21 module rows of three runs
 		# (71 ms at 0.1 s on an idle host, 356 ms at 0.0 s on a busy one,
-		# more than Linux's 319 ms burst). handover_ms=0: nothing is dirty after
+		# more than Linux's 319 ms burst). It is not the only cause: with
+		# the load moved out, a busy host still gave 111 ms at 2.4 s (the
+		# workload's own start). handover_ms=0: nothing is dirty after
 		# the sync above, so Linux's periodic writeback need not stay on for
 		# pages aipu did not see. The row's numeric knobs come last and so
 		# win over the demo's max_age_ms and pu_interval_ms; write_alloc is

@@ -6,8 +6,8 @@
 # runs the same steady write load with a read-latency probe once per row,
 # and prints the comparison table. The default rows: Linux's own writeback
 # (aipu loaded with policy kernel), a 30-s flush-all (pu), aipu, paced aipu,
-# aipu with write purge, and staging with C = 0 and C = 1 s. About 9
-# minutes under TCG on an otherwise idle 2-CPU host.
+# aipu with write purge, and staging with C = 0 and C = 1 s. About 9-10
+# minutes under TCG on a 2-CPU host.
 #
 #   scripts/demo.sh [--kernel KVER] [--rows "ROW ..."] [--duration SECONDS]
 #                   [--rate PAGES_PER_S] [--out DIR] [--hw-queues 1|N|auto]
@@ -51,7 +51,8 @@ rows="kernel pu aipu aipu:pace=1 aipu:write_alloc=purge stage:stage_interval_ms=
 # runs measured. 45 s covers that with margin, and gives aipu 15 s of
 # writing aged pages. The cost of a row is the run plus ~20 s (the final
 # sync writes the ~600 pages still dirty, at 60 IOPS; reload; Python's
-# start under TCG), so 7 rows and the boot keep `make run` near 9 minutes.
+# start under TCG), so 7 rows and the boot keep `make run` at 9-10 minutes
+# (558-589 s measured, on a host busy with other VMs).
 duration=45
 rate=20
 out=""
