@@ -59,6 +59,7 @@ const char *aipu_policy_name(unsigned int id);
 /* policy.c */
 void aipu_policy_changed(void);
 bool aipu_policy_writes(void);
+bool aipu_policy_paced(void);
 bool aipu_policy_bounded(void);
 void aipu_policy_scan(unsigned long now);
 long aipu_policy_timeout(unsigned long now, unsigned long next_tick);

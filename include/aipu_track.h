@@ -115,7 +115,9 @@ bool track_idle(struct aipu_track *tr);
 unsigned long track_oldest(struct aipu_track *tr, unsigned long now);
 void track_hold(struct aipu_tracker *t);
 void track_put(struct aipu_track *tr, struct aipu_tracker *t);
-struct aipu_run *track_take(struct aipu_track *tr);
+bool track_next_time(struct aipu_track *tr, unsigned long *time);
+struct aipu_run *track_take(struct aipu_track *tr, unsigned long cutoff,
+			    bool all);
 unsigned long track_requeue(struct aipu_track *tr, struct aipu_run *r,
 			    pgoff_t start, pgoff_t end);
 void track_requeue_embedded(struct aipu_track *tr, struct aipu_run *r);

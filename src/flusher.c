@@ -18,7 +18,6 @@
  */
 #include <linux/blkdev.h>
 #include <linux/freezer.h>
-#include <linux/hrtimer.h>
 #include <linux/fs.h>
 #include <linux/kthread.h>
 #include <linux/pagemap.h>
@@ -107,7 +106,10 @@ static void requeue(struct aipu_run *r, pgoff_t start, pgoff_t end,
 
 /*
  * Put back the pages of [start, end) that are still dirty; returns how many
- * are dirty, including those dirtied again that already have runs.
+ * are dirty, including those dirtied again that already have runs.  The
+ * folio's dirty flag, not the dirty tag, decides: the probe fires after the
+ * flag is set but before the tag is, and a page dropped in that window would
+ * stay dirty untracked.
  */
 static unsigned long requeue_dirty(struct aipu_run *r,
 				   struct address_space *m,
@@ -119,14 +121,13 @@ static unsigned long requeue_dirty(struct aipu_run *r,
 	unsigned int i;
 
 	folio_batch_init(&fb);
-	while (idx < end && filemap_get_folios_tag(m, &idx, end - 1,
-						   PAGECACHE_TAG_DIRTY, &fb)) {
+	while (idx < end && filemap_get_folios(m, &idx, end - 1, &fb)) {
 		for (i = 0; i < folio_batch_count(&fb); i++) {
 			struct folio *f = fb.folios[i];
 			pgoff_t fs = max(f->index, start);
 			pgoff_t fe = min(f->index + folio_nr_pages(f), end);
 
-			if (fs >= fe)
+			if (fs >= fe || !folio_test_dirty(f))
 				continue;
 			dirty += fe - fs;
 			if (fs != re) {
@@ -246,57 +247,59 @@ static unsigned long issue_one(struct aipu_run *r, bool write)
 	return o.written;
 }
 
-static unsigned int pending_runs(void)
+/*
+ * Paced AIPU: phase 1 queued the runs that come due within this period;
+ * each is issued when it does (older than max_age_ms), so the device sees
+ * the writes spaced as they were dirtied, not one burst a period.  Jiffies
+ * until the next is due, -1 if none.
+ */
+static long pace_left(void)
 {
-	unsigned int n = 0;
-	unsigned long flags;
-	struct list_head *l;
+	unsigned long flags, time, due;
+	bool any;
 
 	spin_lock_irqsave(&aipu_lock, flags);
-	list_for_each(l, &aipu_tr.pending)
-		n++;
+	any = track_next_time(&aipu_tr, &time);
 	spin_unlock_irqrestore(&aipu_lock, flags);
-	return n;
+	if (!any)
+		return -1;
+	due = time + msecs_to_jiffies(READ_ONCE(aipu_max_age_ms)) + 1;
+	return time_before(jiffies, due) ? due - jiffies : 0;
 }
 
 /*
- * Paced AIPU: run k of n starts k/n of a period after the first, so the
- * device sees the writes spread out as they were dirtied, not one burst a
- * period.  A kick (new knob, rmmod) ends the wait early.
+ * Phase 2: linear in the pending runs; each is taken off exactly once.  The
+ * policy is asked per run, so a switch to "kernel" stops writing at once.
  */
-static void pace_wait(ktime_t start, unsigned int k, unsigned int n)
+static unsigned long issue_pending(void)
 {
-	u64 period = (u64)READ_ONCE(aipu_period_ms) * NSEC_PER_MSEC;
-	ktime_t at = ktime_add_ns(start, div_u64(period * k, n));
-
-	if (!n || ktime_after(ktime_get(), at))
-		return;
-	set_current_state(TASK_INTERRUPTIBLE);
-	if (!kthread_should_stop())
-		schedule_hrtimeout_range(&at, NSEC_PER_MSEC, HRTIMER_MODE_ABS);
-	__set_current_state(TASK_RUNNING);
-}
-
-/* Phase 2: linear in the pending runs; each is taken off exactly once. */
-static unsigned long issue_pending(bool write, bool pace)
-{
-	unsigned int n = pace ? pending_runs() : 0, k = 0;
-	unsigned long flags, written = 0;
-	ktime_t start = ktime_get();
+	unsigned long flags, written = 0, cutoff;
 	struct blk_plug plug;
 	struct aipu_run *r;
+	bool paced;
+	long left;
 
 	blk_start_plug(&plug);
 	while (!kthread_should_stop()) {
-		if (n && k)
-			pace_wait(start, k, n);
+		paced = aipu_policy_paced();
+		left = paced ? pace_left() : 0;
+		if (left < 0)
+			break;
+		if (left) {
+			set_current_state(TASK_INTERRUPTIBLE);
+			if (!kthread_should_stop())
+				schedule_timeout(left);
+			__set_current_state(TASK_RUNNING);
+			try_to_freeze();
+			continue;
+		}
+		cutoff = jiffies - msecs_to_jiffies(READ_ONCE(aipu_max_age_ms));
 		spin_lock_irqsave(&aipu_lock, flags);
-		r = track_take(&aipu_tr);
+		r = track_take(&aipu_tr, cutoff, !paced);
 		spin_unlock_irqrestore(&aipu_lock, flags);
 		if (!r)
 			break;
-		written += issue_one(r, write);
-		k++;
+		written += issue_one(r, aipu_policy_writes());
 		cond_resched();
 	}
 	blk_finish_plug(&plug);
@@ -305,8 +308,6 @@ static unsigned long issue_pending(bool write, bool pace)
 
 static void flusher_pass(void)
 {
-	bool pace = READ_ONCE(aipu_pace) &&
-		    READ_ONCE(aipu_policy) == AIPU_POLICY_AIPU;
 	unsigned long flags, written;
 
 	aipu_mem_refill();
@@ -315,7 +316,7 @@ static void flusher_pass(void)
 	spin_lock_irqsave(&aipu_lock, flags);
 	aipu_policy_scan(jiffies);
 	spin_unlock_irqrestore(&aipu_lock, flags);
-	written = issue_pending(aipu_policy_writes(), pace);
+	written = issue_pending();
 	spin_lock_irqsave(&aipu_lock, flags);
 	track_end_pass(&aipu_tr, written);
 	spin_unlock_irqrestore(&aipu_lock, flags);
@@ -332,10 +333,12 @@ static int flusher_fn(void *unused)
 
 	set_freezable();
 	while (!kthread_should_stop()) {
-		if (!time_before(jiffies, next))
+		/* A pass that overran a tick is followed by one at once. */
+		if (!time_before(jiffies, next)) {
 			next += msecs_to_jiffies(READ_ONCE(aipu_period_ms));
-		if (time_after_eq(jiffies, next))
-			next = jiffies + msecs_to_jiffies(READ_ONCE(aipu_period_ms));
+			if (!time_before(jiffies, next))
+				next = jiffies;
+		}
 		timeout = aipu_policy_timeout(jiffies, next);
 		if (timeout) {
 			/* Sleeping is announced after the state: no lost poke. */

@@ -7,8 +7,8 @@
  *   kernel  aipu writes nothing; Linux's writeback runs as without aipu.
  *           Pages are still timestamped, so a switch bounds them at once.
  *   aipu    every period, write pages dirty for longer than max_age_ms
- *           (Mogul's AIPU), at most max_batch pages a pass, optionally
- *           paced across the period.
+ *           (Mogul's AIPU), at most max_batch pages a pass; paced, each
+ *           page as it comes of age instead.
  *   pu      every pu_interval_ms, write everything tracked in one burst.
  *   stage   asynchronous staging (Akyurek & Salem): every
  *           stage_interval_ms write the stage_batch oldest runs whatever
@@ -61,9 +61,16 @@ static void scan_kernel(unsigned long now)
 	scan_aged(now, 0);
 }
 
+/*
+ * Paced, phase 1 also queues what comes due before the next tick; phase 2
+ * issues each run as it does (pure interval periodic update).
+ */
 static void scan_aipu(unsigned long now)
 {
-	scan_aged(now, READ_ONCE(aipu_max_batch));
+	unsigned long ahead = aipu_policy_paced() ? ms(&aipu_period_ms) : 0;
+
+	track_scan(&aipu_tr, now + ahead - ms(&aipu_max_age_ms), false,
+		   READ_ONCE(aipu_max_batch));
 }
 
 static void scan_pu(unsigned long now)
@@ -111,6 +118,12 @@ static const struct policy_ops *cur(void)
 bool aipu_policy_writes(void)
 {
 	return cur()->writes;
+}
+
+bool aipu_policy_paced(void)
+{
+	return READ_ONCE(aipu_pace) &&
+	       READ_ONCE(aipu_policy) == AIPU_POLICY_AIPU;
 }
 
 bool aipu_policy_bounded(void)

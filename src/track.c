@@ -431,21 +431,43 @@ static void merge(struct aipu_track *tr, struct aipu_run *r,
 	tr->st.pages_tracked += len;
 }
 
-/* Fold pending neighbours of @r into it: contiguous pages, one write. */
-static void absorb(struct aipu_track *tr, struct aipu_run *r)
+static bool absorbable(const struct aipu_run *n, unsigned long cutoff,
+		       bool all)
+{
+	return n && n->state == AIPU_PENDING &&
+	       (all || time_before(n->time, cutoff));
+}
+
+/*
+ * Fold pending neighbours of @r into it: contiguous pages, one write.  Only
+ * those dirtied before @cutoff (all if @all): paced AIPU queues runs before
+ * they are due and must not write them early.
+ */
+static void absorb(struct aipu_track *tr, struct aipu_run *r,
+		   unsigned long cutoff, bool all)
 {
 	struct aipu_run *n;
 
 	while ((n = node_run(rb_prev(&r->node))) &&
-	       n->state == AIPU_PENDING && n->end == r->start) {
+	       absorbable(n, cutoff, all) && n->end == r->start) {
 		r->start = n->start;
 		merge(tr, r, n);
 	}
 	while ((n = node_run(rb_next(&r->node))) &&
-	       n->state == AIPU_PENDING && n->start == r->end) {
+	       absorbable(n, cutoff, all) && n->start == r->end) {
 		r->end = n->end;
 		merge(tr, r, n);
 	}
+}
+
+/* First-dirty time of the run phase 2 takes next; false if none. */
+bool track_next_time(struct aipu_track *tr, unsigned long *time)
+{
+	struct aipu_run *r = first(&tr->pending);
+
+	if (r)
+		*time = r->time;
+	return r;
 }
 
 /*
@@ -453,7 +475,8 @@ static void absorb(struct aipu_track *tr, struct aipu_run *r)
  * pages dirtied again while it is written get runs of their own; the tracker
  * stays allocated until track_done().
  */
-struct aipu_run *track_take(struct aipu_track *tr)
+struct aipu_run *track_take(struct aipu_track *tr, unsigned long cutoff,
+			    bool all)
 {
 	struct aipu_run *r = first(&tr->pending);
 
@@ -462,7 +485,7 @@ struct aipu_run *track_take(struct aipu_track *tr)
 	list_del_init(&r->lru);
 	track_hold(r->t);
 	if (r->kind == AIPU_PAGES) {
-		absorb(tr, r);
+		absorb(tr, r, cutoff, all);
 		rb_erase(&r->node, &r->t->runs);
 		RB_CLEAR_NODE(&r->node);
 		tr->st.pages_tracked -= run_pages(r);

@@ -202,15 +202,15 @@ static int t_stage_oldest_first(void)
 	track_pages(&tr, t, 20, 1, 102, false);
 	CHECK(!track_idle(&tr));
 	CHECK(track_stage(&tr, 2) == 3 && tr.st.pages_staged == 3);
-	r = track_take(&tr);
+	r = track_take(&tr, 0, true);
 	CHECK(r->start == 10 && r->time == 100);
 	track_done(&tr, r);
-	r = track_take(&tr);
+	r = track_take(&tr, 0, true);
 	CHECK(r->start == 0 && r->time == 101);
 	track_done(&tr, r);
-	CHECK(track_take(&tr) == NULL && !track_idle(&tr));
+	CHECK(track_take(&tr, 0, true) == NULL && !track_idle(&tr));
 	CHECK(track_stage(&tr, 5) == 1);
-	r = track_take(&tr);
+	r = track_take(&tr, 0, true);
 	track_done(&tr, r);
 	CHECK(track_idle(&tr));
 	return 0;
@@ -225,18 +225,42 @@ static int t_take_absorbs_neighbours(void)
 	track_pages(&tr, t, 5, 5, 101, false);
 	track_pages(&tr, t, 10, 5, 300, false);	/* not aged: stays */
 	CHECK(track_scan(&tr, 200, false, 0) == 10);
-	r = track_take(&tr);
+	r = track_take(&tr, 0, true);
 	CHECK(r && r->start == 0 && r->end == 10 && r->time == 100);
 	CHECK(r->state == AIPU_ISSUING && t->users == 1);
-	CHECK(track_take(&tr) == NULL);
+	CHECK(track_take(&tr, 0, true) == NULL);
 	CHECK(tr.st.pages_tracked == 5);
 	track_done(&tr, r);
 	CHECK(t->users == 0 && tr.st.runs_tracked == 1);
 	/* The last run written: the tracker goes too. */
 	track_scan(&tr, 400, false, 0);
-	r = track_take(&tr);
+	r = track_take(&tr, 0, true);
 	track_done(&tr, r);
 	CHECK(track_find(&tr, &keys[0]) == NULL && live_trackers == 0);
+	return 0;
+}
+
+/* Paced AIPU queues runs ahead of time: take writes only the due ones. */
+static int t_take_due_only(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+	unsigned long time = 0;
+	struct aipu_run *r;
+
+	CHECK(!track_next_time(&tr, &time));
+	track_pages(&tr, t, 0, 5, 100, false);
+	track_pages(&tr, t, 5, 5, 150, false);
+	track_pages(&tr, t, 10, 5, 160, false);
+	CHECK(track_scan(&tr, 200, false, 0) == 15);
+	CHECK(track_next_time(&tr, &time) && time == 100);
+	r = track_take(&tr, 151, false);
+	CHECK(r && r->start == 0 && r->end == 10 && r->time == 100);
+	track_done(&tr, r);
+	CHECK(track_next_time(&tr, &time) && time == 160);
+	r = track_take(&tr, 161, false);
+	CHECK(r && r->start == 10 && r->end == 15);
+	track_done(&tr, r);
+	CHECK(track_idle(&tr));
 	return 0;
 }
 
@@ -248,7 +272,7 @@ static int t_requeue_keeps_old_time(void)
 	track_pages(&tr, t, 0, 10, 100, false);
 	track_pages(&tr, t, 50, 1, 250, false);
 	track_scan(&tr, 200, false, 0);
-	r = track_take(&tr);
+	r = track_take(&tr, 0, true);
 	/* Page 3 dirtied again while the run was being written. */
 	track_pages(&tr, t, 3, 1, 300, false);
 	/* Pages 0-9 still dirty (locked): put back all but page 3. */
@@ -296,7 +320,7 @@ static int t_meta(void)
 	track_meta(&tr, t, 200, true);		/* cleaned meanwhile */
 	CHECK(t->meta.time == 200 && tr.st.meta_dirtied == 2);
 	CHECK(track_scan(&tr, 201, false, 0) == 1);
-	r = track_take(&tr);
+	r = track_take(&tr, 0, true);
 	CHECK(r == &t->meta && r->state == AIPU_ISSUING);
 	track_requeue_embedded(&tr, r);
 	track_done(&tr, r);
@@ -313,7 +337,7 @@ static int t_kill_while_issuing(void)
 	track_pages(&tr, t, 10, 4, 100, false);
 	track_meta(&tr, t, 100, true);
 	track_scan(&tr, 101, true, 0);
-	r = track_take(&tr);
+	r = track_take(&tr, 0, true);
 	track_kill(&tr, t);		/* evicted while the flusher holds r */
 	CHECK(live_trackers == 1 && track_find(&tr, &keys[0]) == NULL);
 	CHECK(track_requeue(&tr, r, 0, 4) == 0);
@@ -330,7 +354,7 @@ static int t_pending_inherit(void)
 	struct aipu_run *r;
 
 	track_pages(&tr, t, 7, 1, 50, true);
-	r = track_take(&tr);
+	r = track_take(&tr, 0, true);
 	CHECK(r && r->start == 7 && r->time == 50);
 	track_done(&tr, r);
 	return 0;
@@ -436,7 +460,7 @@ static int model_pass(struct model *m, struct aipu_tracker **ts,
 	pgoff_t i;
 
 	track_scan(&tr, now - age, false, 0);
-	while ((r = track_take(&tr))) {
+	while ((r = track_take(&tr, 0, true))) {
 		pgoff_t s = r->kind == AIPU_WHOLE ? 0 : r->start;
 		pgoff_t e = r->kind == AIPU_WHOLE ? PAGES : r->end;
 
@@ -541,6 +565,7 @@ static const struct test tests[] = {
 	{ "carve_split", t_carve_split },
 	{ "scan_touches_aged_plus_one", t_scan_touches_aged_plus_one },
 	{ "take_absorbs_neighbours", t_take_absorbs_neighbours },
+	{ "take_due_only", t_take_due_only },
 	{ "stage_oldest_first", t_stage_oldest_first },
 	{ "requeue_keeps_old_time", t_requeue_keeps_old_time },
 	{ "alloc_failure_degrades", t_alloc_failure_degrades },
