@@ -78,6 +78,42 @@ static unsigned long cached_pages(struct address_space *m, pgoff_t start,
 	return n;
 }
 
+/*
+ * A clean, unmapped folio that invalidate_mapping_pages() kept for an extra
+ * reference: most often the per-CPU LRU-add batch of the CPU that wrote it,
+ * which only lru_add_drain_all() (not exported) would empty.
+ * invalidate_inode_pages2_range() removes it under its lock whatever the
+ * references, and still keeps it if it is dirty again by then.
+ */
+static bool held_only(struct folio *f)
+{
+	return !folio_test_dirty(f) && !folio_test_writeback(f) &&
+	       !folio_mapped(f);
+}
+
+static unsigned long purge_held(struct address_space *m, pgoff_t start,
+				pgoff_t end)
+{
+	unsigned long purged = 0;
+	struct folio_batch fb;
+	unsigned int i;
+
+	folio_batch_init(&fb);
+	while (start < end && filemap_get_folios(m, &start, end - 1, &fb)) {
+		for (i = 0; i < folio_batch_count(&fb); i++) {
+			struct folio *f = fb.folios[i];
+			pgoff_t last = f->index + folio_nr_pages(f) - 1;
+
+			if (held_only(f) &&
+			    !invalidate_inode_pages2_range(m, f->index, last))
+				purged += folio_nr_pages(f);
+		}
+		folio_batch_release(&fb);
+		cond_resched();
+	}
+	return purged;
+}
+
 /* Returns true when the range is finished with. */
 static bool purge_one(struct purge *p, struct address_space *m)
 {
@@ -92,8 +128,12 @@ static bool purge_one(struct purge *p, struct address_space *m)
 		count(purged, 0);
 		return false;
 	}
-	count(purged, p->end == ULONG_MAX ? 0 :
-		      cached_pages(m, p->start, p->end));
+	if (p->end == ULONG_MAX) {
+		count(purged, 0);
+		return true;
+	}
+	purged += purge_held(m, p->start, p->end);
+	count(purged, cached_pages(m, p->start, p->end));
 	return true;
 }
 
