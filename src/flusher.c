@@ -253,12 +253,13 @@ static unsigned long issue_one(struct aipu_run *r, bool write)
 }
 
 /*
- * Paced AIPU: phase 1 queued the runs that come due within this period;
- * each is issued when it does (older than max_age_ms), so the device sees
- * the writes spaced as they were dirtied, not one burst a period.  Jiffies
- * until the next is due, -1 if none.
+ * Under aipu a run is written only once it is older than max_age_ms.  Paced,
+ * phase 1 queued the runs that come due within this period, and each is
+ * issued when it does, so the device sees the writes spaced as they were
+ * dirtied, not one burst a period.  Jiffies until the next is due, -1 if
+ * none.
  */
-static long pace_left(void)
+static long due_left(void)
 {
 	unsigned long flags, time, due;
 	bool any;
@@ -281,14 +282,16 @@ static unsigned long issue_pending(void)
 	unsigned long flags, written = 0, cutoff;
 	struct blk_plug plug;
 	struct aipu_run *r;
-	bool paced;
+	bool aged;
 	long left;
 
 	blk_start_plug(&plug);
 	while (!kthread_should_stop()) {
-		paced = aipu_policy_paced();
-		left = paced ? pace_left() : 0;
-		if (left < 0)
+		aged = READ_ONCE(aipu_policy) == AIPU_POLICY_AIPU;
+		left = aged ? due_left() : 0;
+		/* Not due this period (max_age_ms was raised): next pass. */
+		if (left < 0 ||
+		    left > msecs_to_jiffies(READ_ONCE(aipu_period_ms)))
 			break;
 		if (left) {
 			set_current_state(TASK_INTERRUPTIBLE);
@@ -300,7 +303,7 @@ static unsigned long issue_pending(void)
 		}
 		cutoff = jiffies - msecs_to_jiffies(READ_ONCE(aipu_max_age_ms));
 		spin_lock_irqsave(&aipu_lock, flags);
-		r = track_take(&aipu_tr, cutoff, !paced);
+		r = track_take(&aipu_tr, cutoff, !aged);
 		spin_unlock_irqrestore(&aipu_lock, flags);
 		if (!r)
 			break;

@@ -68,6 +68,18 @@ assert_file_eq "$S/period_ms" 500 "period_ms=500 at insmod"
 assert_file_eq "$S/pu_interval_ms" 5000 "pu_interval_ms=5000 at insmod"
 assert_file_eq "$S/handover_ms" 0 "handover_ms=0 at insmod"
 
+# 3b. A refused write leaves one line in the kernel log saying what was
+#     wanted, and a flood of bad writes leaves only a few (rate-limited).
+n0=$(dmesg | wc -l)
+assert_write EINVAL "$S/max_age_ms" 0 "max_age_ms: write 0 refused with EINVAL"
+assert_match 'aipu: max_age_ms: rejected: expected an integer in \[100, 3600000\]' \
+	"$(dmesg | tail -n +$((n0 + 1)))" "the refusal is logged with the accepted range"
+n0=$(dmesg | wc -l)
+for _ in $(seq 100); do write_errno "$S/period_ms" bogus >/dev/null; done
+lines=$(dmesg | tail -n +$((n0 + 1)) | grep -c 'aipu: period_ms: rejected' || true)
+assert_le "$lines" 20 "100 bad writes leave at most 20 log lines (rate-limited)"
+assert_ge "$lines" 1 "100 bad writes leave at least one log line"
+
 # 4. Every knob: good values accepted and read back, bad ones refused.
 for k in $KNOBS; do
 	f=$S/$k
