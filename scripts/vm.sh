@@ -6,7 +6,11 @@
 #
 #   scripts/vm.sh --kernel KVER [--disk none|nullblk|fifo[:IOPS]]
 #                 [--disk-size MiB] [--memory 2G] [--cpus 2] [--out HOSTDIR]
-#                 [--timeout SECONDS] -- COMMAND...
+#                 [--timeout SECONDS] [--verbose] -- COMMAND...
+#
+# --verbose shows the guest kernel's warnings and worse (loglevel 5) on the
+# console as they are written, so that a panic or an oops that kills the
+# guest is in the output.
 #
 # The guest's root is the host's, read-only, so the command can be a path in
 # this checkout (relative paths are resolved from the current directory).
@@ -55,6 +59,7 @@ memory=2G
 cpus=2
 out=""
 tmo=${AIPU_VM_TIMEOUT:-1800}
+vng_opts=()
 
 need_arg() {
 	if [ $# -lt 2 ] || [ -z "$2" ]; then
@@ -106,6 +111,10 @@ while [ $# -gt 0 ]; do
 		shift 2
 		;;
 	--timeout=*) tmo=${1#*=} && shift ;;
+	--verbose)
+		vng_opts+=(--verbose --append loglevel=5)
+		shift
+		;;
 	-h | --help)
 		usage
 		exit 0
@@ -228,7 +237,7 @@ echo "$prog: booting $kver (disk: $disk${iops:+ at $iops IOPS}, memory $memory, 
 	timeout -k 20 "$tmo" vng --run "/boot/vmlinuz-$kver" --disable-kvm \
 		--memory "$memory" --cpus "$cpus" \
 		--rwdir "$out" --rwdir "$ctl" \
-		"${qemu_opts[@]}" \
+		"${qemu_opts[@]}" "${vng_opts[@]}" \
 		--exec "bash $wrapper" </dev/null 2>&1 || rc=$?
 	echo "$rc" >"$ctl/vng_rc"
 } | cat

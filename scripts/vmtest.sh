@@ -70,7 +70,7 @@ for k in "${kvers[@]}"; do
 	echo "vmtest: ===== $k"
 	set +e
 	AIPU_TEST_TIMEOUT=${AIPU_TEST_TIMEOUT:-600} \
-		scripts/vm.sh --kernel "$k" --disk nullblk --out "$out" -- \
+		scripts/vm.sh --kernel "$k" --disk nullblk --out "$out" --verbose -- \
 		tests/vm/run-guest.sh "${tests[@]}" 2>&1 | tee "$out/console.log"
 	rc=${PIPESTATUS[0]}
 	set -e
