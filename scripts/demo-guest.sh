@@ -133,6 +133,18 @@ finish() { # status: let tee write its last lines before the VM powers off
 	exit "$1"
 }
 
+# Hold the trace events aipu hooks on (ring buffer off) for the whole boot,
+# so that insmod and rmmod between rows do not patch kernel text: under
+# TCG that can kill a 6.12 guest (tests/vm/lib.sh, tracepoints_pin).
+tracefs=/sys/kernel/tracing
+if mountpoint -q "$tracefs" || mount -t tracefs none "$tracefs" 2>/dev/null; then
+	echo 0 >"$tracefs/tracing_on" || true
+	for e in writeback_dirty_folio writeback_mark_inode_dirty; do
+		echo 1 >"$tracefs/events/writeback/$e/enable" ||
+			log "note: could not hold trace event $e on"
+	done
+fi
+
 # Request queues: virtio_blk gives the disk one per CPU by default (256 tags
 # each). A burst of writes fills one queue's tags, then the other's; QEMU
 # serves the writes in the order they reached it, so a read whose CPU's

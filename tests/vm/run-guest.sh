@@ -55,6 +55,12 @@ fi
 
 echo "run-guest: kernel $(uname -r), ${#tests[@]} test(s), AIPU_KO=${AIPU_KO:-unset}, AIPU_DISK=${AIPU_DISK:-none}"
 dmesg >"$AIPU_OUT/boot.dmesg" 2>/dev/null || true
+# See lib.sh: keeps QEMU TCG's text-patching bug out of every test's result.
+if tracepoints_pin; then
+	echo "run-guest: trace events $AIPU_TRACEPOINTS held on (ring buffer off)"
+else
+	echo "run-guest: note: could not hold the trace events on; insmod/rmmod patch kernel text" >&2
+fi
 if grep -E "$DMESG_BAD" "$AIPU_OUT/boot.dmesg" >/dev/null; then
 	echo "run-guest: note: the boot log already has suspicious lines (not counted):"
 	grep -E "$DMESG_BAD" "$AIPU_OUT/boot.dmesg" | head -n 5 | sed 's/^/  /'
