@@ -8,12 +8,15 @@
 # make vmtest KVER=..  VM tests on one kernel
 # make lint            checkpatch, shellcheck, python lint
 # make sparse          sparse (C=1) on every installed kernel
+# make crashtest       hard resets under aipu, pu and Linux's own writeback:
+#                      is every record older than the bound on disk?
+#                      (TRIALS=10 per policy and kernel; ~45 s a trial)
 
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(lastword $(sort $(wildcard /lib/modules/*/build))))
 MDIR := $(CURDIR)
 
-.PHONY: all modules clean check unit vmtest run lint sparse allkernels
+.PHONY: all modules clean check unit vmtest run lint sparse allkernels crashtest
 
 all modules:
 	@test -n "$(KDIR)" || { echo "No kernel headers found: run scripts/install-deps.sh (or set KDIR=)." >&2; exit 1; }
@@ -44,3 +47,7 @@ lint:
 
 sparse:
 	scripts/build-all.sh C=1
+
+TRIALS ?= 10
+crashtest: allkernels
+	scripts/crashtest.sh --trials $(TRIALS)

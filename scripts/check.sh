@@ -4,6 +4,8 @@
 #   2. aipu.ko built for every installed kernel, W=1 and sparse, no warnings
 #   3. style: checkpatch, shellcheck, ruff
 #   4. VM tests: one QEMU boot per kernel (6.1 and 6.12) running tests/vm/
+#   5. the crash bound, short: one hard reset per kernel under aipu, pu, and
+#      the control with no writeback (which must lose data)
 # The last line is the total "N passed, N failed"; non-zero exit on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,6 +63,7 @@ stage unit make -s -C tests/unit
 stage build build_clean
 stage lint scripts/lint.sh
 stage vm scripts/vmtest.sh
+stage crash scripts/crashtest.sh --trials 1 --policies "aipu pu off" --out build/crash-check
 
 echo "=== total"
 echo "$pass passed, $fail failed"

@@ -6,7 +6,7 @@
 #
 #   scripts/vm.sh --kernel KVER [--disk none|nullblk|fifo[:IOPS]]
 #                 [--disk-size MiB] [--memory 2G] [--cpus 2] [--out HOSTDIR]
-#                 [--timeout SECONDS] [--verbose] -- COMMAND...
+#                 [--timeout SECONDS] [--image PATH] [--verbose] -- COMMAND...
 #
 # --verbose shows the guest kernel's warnings and worse (loglevel 5) on the
 # console as they are written, so that a panic or an oops that kills the
@@ -29,7 +29,10 @@
 #   fifo[:N]   a sparse raw image on the host served as virtio-blk with
 #              QEMU's I/O throttling at N IOPS (default 60): /dev/vda.
 #              The image lives under $TMPDIR (default /tmp), which must
-#              support O_DIRECT (cache=none): not tmpfs.
+#              support O_DIRECT (cache=none): not tmpfs. With --image
+#              PATH the disk is that existing raw file instead, and it
+#              stays when the VM is gone (the crash test boots twice on
+#              it, or reads it from the host).
 #
 # Exit status: the command's, or 124 if the guest ran longer than --timeout,
 # or 125 if the guest never ran the command (boot failure, bad disk, ...),
@@ -60,6 +63,7 @@ cpus=2
 out=""
 tmo=${AIPU_VM_TIMEOUT:-1800}
 vng_opts=()
+image=""
 
 need_arg() {
 	if [ $# -lt 2 ] || [ -z "$2" ]; then
@@ -111,6 +115,11 @@ while [ $# -gt 0 ]; do
 		shift 2
 		;;
 	--timeout=*) tmo=${1#*=} && shift ;;
+	--image)
+		need_arg "$@"
+		image=$2
+		shift 2
+		;;
 	--verbose)
 		vng_opts+=(--verbose --append loglevel=5)
 		shift
@@ -156,6 +165,7 @@ fifo:*)
 	;;
 *) die_usage "--disk must be none, nullblk or fifo[:IOPS], not '$disk'." ;;
 esac
+[ -z "$image" ] || [ "$disk" = fifo ] || die_usage "--image needs --disk fifo[:IOPS]."
 
 command -v vng >/dev/null || die "vng (virtme-ng) is not installed: run scripts/install-deps.sh."
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is not installed: run scripts/install-deps.sh."
@@ -181,7 +191,13 @@ nullblk) guest_disk=/dev/nullb0 ;;
 fifo)
 	guest_disk=/dev/vda
 	img="$ctl/disk.img"
-	truncate -s "${disk_size}M" "$img"
+	if [ -n "$image" ]; then
+		[ -f "$image" ] || die_usage "--image $image: no such file (create it first, e.g. truncate -s 256M)."
+		img=$(cd "$(dirname "$image")" && pwd)/$(basename "$image")
+		[[ $img =~ ^[A-Za-z0-9_./+-]+$ ]] || die_usage "--image path '$img' must only contain letters, digits and _ . / + -"
+	else
+		truncate -s "${disk_size}M" "$img"
+	fi
 	qemu_opts=(--qemu-opts="-drive file=$img,if=none,id=d0,format=raw,cache=none,aio=threads,throttling.iops-total=$iops -device virtio-blk-pci,drive=d0")
 	;;
 esac
