@@ -89,7 +89,14 @@ for k in $kernels; do
 			scripts/vm.sh --kernel "$k" --disk fifo:100 --image "$tmp/disk.img" --out "$tdir" \
 				--timeout 400 --verbose -- tests/crash/crash-guest.sh --policy "$p" --seed "$s" \
 				--max-age-ms "$max_age" --period-ms "$period" >"$tdir/console.log" 2>&1 || true
-			if grep -qE 'Oops|BUG:|WARNING:|Call Trace|Kernel panic' "$tdir/console.log"; then
+			# After vm.sh's second boot (the emulator's int3 bug killed the
+			# first, untainted), only the second counts.
+			note="" from=1
+			if grep -q "int3 bug before aipu was loaded" "$tdir/console.log"; then
+				note=" (booted twice: QEMU TCG's int3 bug killed the first boot)"
+				from=$(grep -n "int3 bug before aipu was loaded" "$tdir/console.log" | tail -n 1 | cut -d: -f1)
+			fi
+			if tail -n +"$from" "$tdir/console.log" | grep -qE 'Oops|BUG:|WARNING:|Call Trace|Kernel panic'; then
 				echo "FAIL $k $p trial $i: the kernel complained (see $tdir/console.log)"
 				fail=$((fail + 1))
 				continue
@@ -97,7 +104,7 @@ for k in $kernels; do
 			rc=0
 			line=$(python3 tests/crash/records.py check "$tmp/disk.img" "$tdir/extents.json" \
 				"$tdir/writes.log" --bound-ms "$bound" --json "$tdir/result.json" 2>&1) || rc=$?
-			echo "# $k $p trial $i (seed $s): $line"
+			echo "# $k $p trial $i (seed $s): $line$note"
 			if [ "$rc" -ge 2 ] || [ ! -f "$tdir/result.json" ]; then
 				echo "FAIL $k $p trial $i: no result (see $tdir/console.log)"
 				fail=$((fail + 1))

@@ -142,7 +142,7 @@ echo "demo: host before the VM: $load_before"
 # truncates it and writes at its own offset, so lines overwrite each other.
 set +e
 "$root/scripts/vm.sh" --kernel "$kver" --disk "fifo:$iops" --disk-size 512 --memory 2G --cpus 2 \
-	--out "$out" -- "$root/scripts/demo-guest.sh" --rows "$rows" \
+	--out "$out" --verbose -- "$root/scripts/demo-guest.sh" --rows "$rows" \
 	--duration "$duration" --rate "$rate" --hw-queues "$hw_queues" 2>&1 | cat
 rc=${PIPESTATUS[0]}
 set -e
