@@ -55,7 +55,8 @@
 
     pagetrace.py cached FILE [--first-page F --count N]
         The number of FILE's pages (or of pages F .. F+N-1) in the page
-        cache (mmap + mincore), then the first 32 of their indexes.
+        cache (mmap + mincore), then the first 32 of their indexes; with
+        --list, every cached index instead, one a line.
 
     pagetrace.py verify FILE --state OUT
         Read FILE and check every page holds the version in OUT; exit 1 if not.
@@ -370,6 +371,10 @@ def cached_pages(path, first=0, count=None):
 
 def cmd_cached(args):
     pages = cached_pages(args.file, args.first_page, args.count)
+    if args.list:
+        for p in pages:
+            print(p)
+        return 0
     shown = " ".join(str(p) for p in pages[:32]) + (" ..." if len(pages) > 32 else "")
     print(f"{len(pages)} {shown}".rstrip())
     return 0
@@ -444,6 +449,7 @@ def main(argv=None):
     sp.add_argument("file")
     sp.add_argument("--first-page", type=int, default=0)
     sp.add_argument("--count", type=int, help="pages (default: to the end of the file)")
+    sp.add_argument("--list", action="store_true", help="print every cached index, one a line")
 
     sp = sub.add_parser("verify")
     sp.add_argument("file")

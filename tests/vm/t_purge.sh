@@ -165,7 +165,7 @@ assert_eq 0 "$(blkevents writes --trace "$TEST_TMP/fsync.txt" --sectors "$(page_
 # writeback queued rightly stays cached. A page whose last I/O is aipu's
 # write and that is still cached is a miss.
 missed=0
-for pg in $(pagetrace cached "$dev" --first-page $FIRST --count $N | cut -d' ' -f2-); do
+for pg in $(pagetrace cached "$dev" --first-page $FIRST --count $N --list); do
 	by=$(awk -v s=$((pg * 8)) '$2 == "Q" && $4 <= s && s < $4 + $5 { last = $3 " by " $NF } END { print last }' \
 		"$TEST_TMP/redirty.txt")
 	log "re-dirty: page $pg still cached; its last I/O: ${by:-none}"

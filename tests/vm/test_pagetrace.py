@@ -126,6 +126,19 @@ class Files(unittest.TestCase):
         rc, out = run(["cached", self.f])
         self.assertEqual(rc, 0)
         self.assertTrue(out.split()[0].isdigit())
+        rc, out = run(["cached", self.f, "--first-page", "2", "--count", "8", "--list"])
+        self.assertEqual(rc, 0)
+        self.assertEqual([int(x) for x in out.split()], pagetrace.cached_pages(self.f, 2, 8))
+
+    def test_cached_none(self):
+        # A hole never read is not in the page cache: the count is 0 and
+        # --list prints no index (not the count, which a caller would take
+        # for page 0).
+        hole = os.path.join(self.dir.name, "hole")
+        with open(hole, "wb") as f:
+            f.truncate(8 * pagetrace.PAGE)
+        self.assertEqual(run(["cached", hole]), (0, "0\n"))
+        self.assertEqual(run(["cached", hole, "--list"]), (0, ""))
 
     def test_dirty_log(self):
         logf = os.path.join(self.dir.name, "log")
