@@ -11,12 +11,17 @@
 # make crashtest       hard resets under aipu, pu and Linux's own writeback:
 #                      is every record older than the bound on disk?
 #                      (TRIALS=10 per policy and kernel; ~45 s a trial)
+# make bench           the benchmark suite (bench/README.md): device model x
+#                      policy x workload on 6.1 and 6.12, tables and plots
+#                      in bench/results/ (~2 h 15 min a kernel);
+#                      QUICK=1: a small matrix, under 15 minutes;
+#                      KVERS="..." to pick kernels, MODELS="..." models
 
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(lastword $(sort $(wildcard /lib/modules/*/build))))
 MDIR := $(CURDIR)
 
-.PHONY: all modules clean check unit vmtest run lint sparse allkernels crashtest
+.PHONY: all modules clean check unit vmtest run lint sparse allkernels crashtest bench
 
 all modules:
 	@test -n "$(KDIR)" || { echo "No kernel headers found: run scripts/install-deps.sh (or set KDIR=)." >&2; exit 1; }
@@ -51,3 +56,7 @@ sparse:
 TRIALS ?= 10
 crashtest: allkernels
 	scripts/crashtest.sh --trials $(TRIALS)
+
+bench: allkernels
+	scripts/bench.sh $(if $(QUICK),--quick) $(if $(KVERS),--kernels "$(KVERS)") \
+		$(if $(MODELS),--models "$(MODELS)")

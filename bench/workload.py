@@ -28,8 +28,11 @@ request takes on the 60-IOPS disk.
 Usage:
   workload.py prepare --dir DIR [--write-mib 32] [--read-mib 64]
   workload.py run --write-file F --read-file F --out JSON [--rate 20]
-                  [--duration 75] [--disk vda] [--attach NAME=PATH ...]
+                  [--duration 75] [--pattern steady|burst|rewrite]
+                  [--burst-every 30] [--hot-pages 200] [--hot-share 0.5]
+                  [--disk vda] [--attach NAME=PATH ...]
                   [--start-cmd SHELL_CMD] [--sync-after] [--label TEXT]
+  workload.py probe --write-file F --read-file F --out JSON [--seconds 5]
 
 Python 3 standard library only.
 """
@@ -137,6 +140,28 @@ def thread_cpu(tid):
         return int(f.read().rsplit(")", 1)[1].split()[36])
 
 
+def kthread_cpu_ms(comm):
+    """CPU time (user + system, ms) of the kernel thread named COMM, or
+    None if there is none (or no COMM was given)."""
+    if not comm:
+        return None
+    tick_ms = 1000.0 / os.sysconf("SC_CLK_TCK")
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat.rsplit(")", 1)[1].split()
+        # ppid 2: a child of kthreadd, not a process that happens to share the name
+        if name == comm and fields[1] == "2":
+            return round((int(fields[11]) + int(fields[12])) * tick_ms, 1)
+    return None
+
+
 def percentile(sorted_vals, p):
     """Nearest-rank percentile of an already sorted list."""
     if not sorted_vals:
@@ -181,12 +206,11 @@ class Run:
         self.errors.append(f"{what}: {exc}")
         self.stop.set()
 
-    def writer(self, fd, pages):
-        a = self.args
+    def writer(self, fd, plan):
         buf = bytearray(os.urandom(PAGE))
         try:
-            for k, page in enumerate(pages):
-                due = self.t0 + k / a.rate
+            for k, (due_s, page) in enumerate(plan):
+                due = self.t0 + due_s
                 now = time.monotonic()
                 if due > now and self.stop.wait(due - now):
                     return
@@ -268,6 +292,39 @@ def pick_pages(npages, count, seed):
     return [2 * s for s in random.Random(seed).sample(range(slots), count)]
 
 
+def write_plan(args, npages):
+    """The writer's schedule: a list of (seconds after the start, page).
+
+    steady   RATE distinct, non-adjacent pages a second, evenly spaced
+             (§4.1: each page dirtied costs the disk exactly one write);
+    burst    the same pages, but each BURST_EVERY seconds' worth of them
+             written within one second, the first burst at 1 s (§5);
+    rewrite  RATE pages a second, evenly spaced, a HOT_SHARE of them drawn
+             from HOT_PAGES pages that are written again and again, the
+             rest distinct (§2.3, §4.3: a page written while still dirty
+             costs no disk write, so longer dirty lifetimes save writes).
+
+    None if the file is too small for the pages the plan needs."""
+    n = int(round(args.rate * args.duration))
+    if args.pattern == "rewrite":
+        rnd = random.Random(args.seed + 2)
+        pick = [rnd.random() < args.hot_share for _ in range(n)]
+        pages = pick_pages(npages, n - sum(pick) + args.hot_pages, args.seed)
+        if pages is None:
+            return None
+        hot, cold = pages[: args.hot_pages], iter(pages[args.hot_pages :])
+        return [(k / args.rate, rnd.choice(hot) if h else next(cold)) for k, h in enumerate(pick)]
+    pages = pick_pages(npages, n, args.seed)
+    if pages is None:
+        return None
+    if args.pattern == "burst":
+        per = max(1, int(round(args.rate * args.burst_every)))
+        return [
+            (1.0 + (k // per) * args.burst_every + (k % per) / per, p) for k, p in enumerate(pages)
+        ]
+    return [(k / args.rate, p) for k, p in enumerate(pages)]
+
+
 def read_attach(spec):
     out = {}
     for item in spec:
@@ -293,13 +350,18 @@ def cmd_run(args):
         rsize = os.path.getsize(args.read_file)
     except OSError as exc:
         die(f"{exc}; create the files with 'workload.py prepare' first.")
-    nwrites = int(round(args.rate * args.duration))
-    pages = pick_pages(wsize // PAGE, nwrites, args.seed)
-    if pages is None:
+    if args.pattern == "rewrite" and not (args.hot_pages >= 1 and 0.0 <= args.hot_share <= 1.0):
+        die("--pattern rewrite needs --hot-pages >= 1 and --hot-share between 0 and 1.")
+    if args.burst_every <= 1.0:
+        die("--burst-every must be more than 1 second (a burst lasts one).")
+    plan = write_plan(args, wsize // PAGE)
+    if plan is None:
         die(
-            f"{args.write_file} holds {wsize // PAGE} pages but {nwrites} "
-            f"non-adjacent pages need {2 * nwrites}: prepare a larger write file."
+            f"{args.write_file} holds {wsize // PAGE} pages, too few for "
+            f"{args.rate * args.duration:.0f} non-adjacent pages: prepare a larger write file."
         )
+    plan = [(t, p) for t, p in plan if t < args.duration]
+    nwrites = len(plan)
     if rsize < PAGE:
         die(f"{args.read_file} is smaller than one page: prepare it again.")
 
@@ -307,7 +369,7 @@ def cmd_run(args):
     rfd = os.open(args.read_file, os.O_RDONLY | os.O_DIRECT)
     run = Run(args)
     threads = [
-        threading.Thread(target=run.writer, args=(wfd, pages), name="writer"),
+        threading.Thread(target=run.writer, args=(wfd, plan), name="writer"),
         threading.Thread(target=run.reader, args=(rfd, rsize // PAGE), name="reader"),
     ]
     if args.disk:
@@ -319,6 +381,7 @@ def cmd_run(args):
         rc = subprocess.run(["bash", "-c", args.start_cmd]).returncode
         if rc != 0:
             die(f"--start-cmd exited with status {rc}: {args.start_cmd}")
+    cpu0 = kthread_cpu_ms(args.kthread)
     run.t0 = time.monotonic()
     for t in threads:
         t.start()
@@ -327,11 +390,17 @@ def cmd_run(args):
     for t in threads:
         t.join()
     elapsed = time.monotonic() - run.t0
+    cpu1 = kthread_cpu_ms(args.kthread)
     os.close(rfd)
 
     result = {
         "label": args.label,
         "config": {
+            "pattern": args.pattern,
+            "burst_every_s": args.burst_every,
+            "hot_pages": args.hot_pages,
+            "hot_share": args.hot_share,
+            "distinct_pages": len({p for _, p in plan}),
             "rate_per_s": args.rate,
             "duration_s": args.duration,
             "write_file": args.write_file,
@@ -352,6 +421,7 @@ def cmd_run(args):
             "slow_calls": run.slow_writes,
         },
         "attach": read_attach(args.attach),
+        "flusher_cpu_ms": None if cpu0 is None or cpu1 is None else round(cpu1 - cpu0, 1),
     }
     if args.disk:
         rd1, wr1 = disk_stat(args.disk)
@@ -397,6 +467,52 @@ def cmd_run(args):
     return 0
 
 
+# ---------------------------------------------------------------- probe
+
+
+def timed_io(path, write, seconds, seed):
+    """Latencies (ms) of back-to-back O_DIRECT random 4 KiB reads or
+    writes of PATH for SECONDS, one at a time: the device's service time
+    with nothing else queued."""
+    fd = os.open(path, (os.O_WRONLY if write else os.O_RDONLY) | os.O_DIRECT)
+    buf = mmap.mmap(-1, PAGE)
+    rnd = random.Random(seed)
+    npages = os.fstat(fd).st_size // PAGE
+    lat = []
+    try:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            off = rnd.randrange(npages) * PAGE
+            t = time.monotonic()
+            n = os.pwritev(fd, [buf], off) if write else os.preadv(fd, [buf], off)
+            lat.append((time.monotonic() - t) * 1e3)
+            if n != PAGE:
+                raise OSError(f"short {'write' if write else 'read'} ({n} bytes) at {off}")
+    finally:
+        buf.close()
+        os.close(fd)
+    return lat
+
+
+def cmd_probe(args):
+    if args.seconds <= 0:
+        die("--seconds must be positive.")
+    out = {}
+    for name, path, write in (("read", args.read_file, False), ("write", args.write_file, True)):
+        lat = timed_io(path, write, args.seconds, args.seed)
+        out[name] = summarize(lat, [0.0] * len(lat))
+        out[name].pop("max_at_s", None)
+        r = out[name]
+        print(
+            f"workload: probe: {r['count']} O_DIRECT {name}s alone: mean {r['mean_ms']:.2f} ms, "
+            f"p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms"
+        )
+    with open(args.out, "w") as f:
+        json.dump(out, f)
+        f.write("\n")
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         description="Steady page-dirtying write load plus an O_DIRECT read-latency probe."
@@ -414,6 +530,15 @@ def main(argv=None):
     r.add_argument("--out", required=True, help="JSON result file")
     r.add_argument("--rate", type=float, default=20.0, help="pages dirtied per second")
     r.add_argument("--duration", type=float, default=75.0, help="seconds")
+    r.add_argument(
+        "--pattern",
+        choices=("steady", "burst", "rewrite"),
+        default="steady",
+        help="when and which pages the writer dirties (see write_plan)",
+    )
+    r.add_argument("--burst-every", type=float, default=30.0, help="seconds between bursts")
+    r.add_argument("--hot-pages", type=int, default=200, help="rewrite: pages written repeatedly")
+    r.add_argument("--hot-share", type=float, default=0.5, help="rewrite: share of writes to them")
     r.add_argument("--disk", default="", help="block device name to sample, e.g. vda")
     r.add_argument("--sample-s", type=float, default=0.25, help="disk sampling period")
     r.add_argument("--seed", type=int, default=1)
@@ -425,6 +550,7 @@ def main(argv=None):
         metavar="NAME=PATH",
         help="embed PATH's text, read at the end of the run, before any sync",
     )
+    r.add_argument("--kthread", default="", help="count this kernel thread's CPU time")
     r.add_argument(
         "--start-cmd",
         default="",
@@ -437,9 +563,18 @@ def main(argv=None):
         help="after the run, sync and count the writes the sync needed",
     )
 
+    q = sub.add_parser("probe", help="measure the device's service time, one I/O at a time")
+    q.add_argument("--write-file", required=True)
+    q.add_argument("--read-file", required=True)
+    q.add_argument("--out", required=True, help="JSON result file")
+    q.add_argument("--seconds", type=float, default=5.0, help="seconds of reads, then of writes")
+    q.add_argument("--seed", type=int, default=7)
+
     args = ap.parse_args(argv)
     if args.cmd == "prepare":
         return cmd_prepare(args) or 0
+    if args.cmd == "probe":
+        return cmd_probe(args)
     return cmd_run(args)
 
 

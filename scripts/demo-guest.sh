@@ -73,30 +73,11 @@ done
 if [ "$hw_queues" != auto ] && ! [[ $hw_queues =~ ^[1-9][0-9]*$ ]]; then
 	die "--hw-queues must be auto (one per CPU, as booted) or a positive number, not '$hw_queues'."
 fi
-[ -n "${rows// /}" ] || die "--rows is empty: give one or more of none kernel pu aipu stage."
-# The module parameters a row may set (policy is the row's first word;
-# handover_ms is the demo's own, see below).
-knobs="max_age_ms period_ms pu_interval_ms stage_interval_ms stage_batch write_alloc pace max_batch"
-need_ko=0
-seen=" "
-for row in $rows; do
-	[[ $seen == *" ${row//[:,]/+} "* ]] && die "row '$row' is given twice: each row needs its own result file."
-	seen+="${row//[:,]/+} "
-	policy=${row%%:*}
-	case "$policy" in
-	none) [ "$row" = none ] || die "row '$row': none loads no module, so it takes no knobs." ;;
-	kernel | pu | aipu | stage) need_ko=1 ;;
-	*) die "row '$row': unknown policy '$policy': use none, kernel, pu, aipu or stage." ;;
-	esac
-	if [ "$row" != "$policy" ]; then
-		IFS=, read -r -a kv <<<"${row#*:}"
-		[ "${#kv[@]}" -gt 0 ] || die "row '$row': nothing after ':'; give KNOB=VALUE[,KNOB=VALUE...]."
-		for a in "${kv[@]}"; do
-			[[ $a =~ ^([a-z_]+)=([a-z0-9]+)$ && " $knobs " == *" ${BASH_REMATCH[1]} "* ]] ||
-				die "row '$row': '$a' is not KNOB=VALUE with KNOB one of: $knobs."
-		done
-	fi
-done
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/guest-lib.sh
+. "$here/guest-lib.sh"
+rows_check "$rows"
+need_ko=$NEED_KO
 [ "$check_only" -eq 0 ] || exit 0
 
 [ "$(id -u)" -eq 0 ] || die "must run as root inside the VM (it formats \$AIPU_DISK)."
@@ -110,7 +91,6 @@ if [ "$need_ko" -eq 1 ] && { [ -z "${AIPU_KO:-}" ] || [ ! -f "$AIPU_KO" ]; }; th
 	die "AIPU_KO must name aipu.ko for this kernel (run 'make allkernels'), or use --rows none."
 fi
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 workload=$here/../bench/workload.py
 [ -f "$workload" ] || die "cannot find bench/workload.py next to scripts/."
 py=python3
@@ -133,17 +113,7 @@ finish() { # status: let tee write its last lines before the VM powers off
 	exit "$1"
 }
 
-# Hold the trace events aipu hooks on (ring buffer off) for the whole boot,
-# so that insmod and rmmod between rows do not patch kernel text: under
-# TCG that can kill a 6.12 guest (tests/vm/lib.sh, tracepoints_pin).
-tracefs=/sys/kernel/tracing
-if mountpoint -q "$tracefs" || mount -t tracefs none "$tracefs" 2>/dev/null; then
-	echo 0 >"$tracefs/tracing_on" || true
-	for e in writeback_dirty_folio writeback_mark_inode_dirty; do
-		echo 1 >"$tracefs/events/writeback/$e/enable" ||
-			log "note: could not hold trace event $e on"
-	done
-fi
+pin_tracepoints
 
 # Request queues: virtio_blk gives the disk one per CPU by default (256 tags
 # each). A burst of writes fills one queue's tags, then the other's; QEMU
@@ -175,27 +145,12 @@ fi
 #
 # virtio_blk is a module in Debian's kernels and the guest's root is not on
 # it, so it can be reloaded here.
-nq=$(find "$sysblk/mq" -mindepth 1 -maxdepth 1 -type d | wc -l)
-if [ "$hw_queues" != auto ] && [ "$nq" -ne "$hw_queues" ]; then
-	log "$dev has $nq request queues: reloading virtio_blk with num_request_queues=$hw_queues"
-	modprobe -r virtio_blk || die "cannot unload virtio_blk to change $dev's request queues."
-	modprobe virtio_blk num_request_queues="$hw_queues" || die "cannot reload virtio_blk."
-	for _ in $(seq 50); do [ -b "$AIPU_DISK" ] && [ -d "$sysblk/mq" ] && break; sleep 0.1; done
-	[ -b "$AIPU_DISK" ] || die "$AIPU_DISK did not come back after reloading virtio_blk."
-	nq=$(find "$sysblk/mq" -mindepth 1 -maxdepth 1 -type d | wc -l)
-fi
-
-# blk-mq's debugfs, for the per-queue busy tags the workload samples.
-if ! mountpoint -q /sys/kernel/debug; then
-	mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
-fi
+# (guest-lib.sh, disk_queues, reloads virtio_blk to change them.)
+disk_queues "$AIPU_DISK" "$hw_queues"
+nq=$NQ
 
 # The disk as a FIFO queue, and a reserved share of the background threshold.
-echo none >"$sysblk/queue/scheduler"
-if [ -w "$sysblk/queue/wbt_lat_usec" ]; then
-	echo 0 >"$sysblk/queue/wbt_lat_usec"
-fi
-echo 10 >"$sysblk/bdi/min_ratio"
+disk_model "$AIPU_DISK" none 0
 
 # lazy_*_init=0: no ext4lazyinit thread writing in the background later.
 log "formatting $AIPU_DISK"
@@ -209,12 +164,6 @@ cleanup() {
 trap cleanup EXIT
 log "preparing files"
 "$py" "$workload" prepare --dir "$mnt" --write-mib 32 --read-mib 64
-
-unload() {
-	if [ -d /sys/module/aipu ]; then
-		rmmod aipu || die "rmmod aipu failed (see dmesg)."
-	fi
-}
 
 {
 	echo "kernel $(uname -r)"
@@ -237,50 +186,19 @@ unload() {
 
 status=0
 for row in $rows; do
-	policy=${row%%:*}
 	t_row=$SECONDS
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
-	unload
-	extra=()
-	if [ "$policy" != none ]; then
-		# Loaded with policy kernel a little before the run, and switched to
-		# the row's policy by the workload right before its clock starts, so
-		# that pu's first flush-all comes 30 s into the run (a switch starts
-		# pu's and stage's clocks) and the run does not measure the load
-		# itself: insmod patches kernel code (tracepoints, a kprobe that the
-		# kprobe optimizer patches again shortly after), which under TCG
-		# can stall the guest. With insmod as the start command, the first
-		# 2 s held the worst read of 3 of the 21 module rows of three runs
-		# (71 ms at 0.1 s on an idle host, 356 ms at 0.0 s on a busy one,
-		# more than Linux's 319 ms burst). It is not the only cause: with
-		# the load moved out, a busy host still gave 111 ms at 2.4 s (the
-		# workload's own start). handover_ms=0: nothing is dirty after
-		# the sync above, so Linux's periodic writeback need not stay on for
-		# pages aipu did not see. The row's numeric knobs come last and so
-		# win over the demo's max_age_ms and pu_interval_ms; write_alloc is
-		# set after the policy, since purge is refused under kernel.
-		params=(policy=kernel "max_age_ms=$max_age_ms" "pu_interval_ms=$pu_interval_ms" handover_ms=0)
-		start=$(printf 'echo %q >/sys/kernel/aipu/policy' "$policy")
-		if [ "$row" != "$policy" ]; then
-			IFS=, read -r -a kv <<<"${row#*:}"
-			for a in "${kv[@]}"; do
-				case "${a%%=*}" in
-				write_alloc) start+=$(printf ' && echo %q >/sys/kernel/aipu/write_alloc' "${a#*=}") ;;
-				*) params+=("$a") ;;
-				esac
-			done
-		fi
-		if ! insmod "$AIPU_KO" "${params[@]}"; then
-			echo "demo-guest: row $row: insmod ${params[*]} failed (dmesg in $AIPU_OUT/dmesg.txt)" >&2
-			status=1
-			continue
-		fi
-		extra=(--start-cmd "$start")
-		for f in stat burst_hist age_hist; do
-			extra+=(--attach "$f=/sys/kernel/aipu/$f")
-		done
+	row_unload
+	# Loaded with policy kernel, switched at the run's start: guest-lib.sh,
+	# row_load, says why.
+	if ! row_load "$row" "$max_age_ms" "$pu_interval_ms"; then
+		echo "demo-guest: row $row: insmod failed (dmesg in $AIPU_OUT/dmesg.txt)" >&2
+		status=1
+		continue
 	fi
+	mapfile -t extra < <(row_attach)
+	[ -z "$ROW_START" ] || extra+=(--start-cmd "$ROW_START")
 	sleep 2
 	log "row $row: ${duration} s, $rate pages/s"
 	if ! "$py" "$workload" run --label "$row" \
@@ -290,15 +208,15 @@ for row in $rows; do
 		echo "demo-guest: row $row: the workload failed (see above; dmesg in $AIPU_OUT/dmesg.txt)" >&2
 		status=1
 	fi
-	unload
+	row_unload
 	log "row $row: $((SECONDS - t_row)) s with the syncs and the reload"
 done
 
 umount "$mnt"
 trap - EXIT
 cleanup
-if grep -E -q 'BUG|WARNING|Oops|general protection' "$AIPU_OUT/dmesg.txt"; then
-	echo "demo-guest: the kernel log has a BUG or WARNING: see $AIPU_OUT/dmesg.txt" >&2
+if ! dmesg_check "$AIPU_OUT/dmesg.txt"; then
+	echo "demo-guest: the kernel log has the lines above: see $AIPU_OUT/dmesg.txt" >&2
 	status=1
 fi
 log "done"

@@ -4,7 +4,7 @@
 # Boot one installed kernel under QEMU (TCG, through virtme-ng) and run a
 # command in it; the command's exit status becomes this script's.
 #
-#   scripts/vm.sh --kernel KVER [--disk none|nullblk|fifo[:IOPS]]
+#   scripts/vm.sh --kernel KVER [--disk none|nullblk|fifo[:IOPS[:BPS]]]
 #                 [--disk-size MiB] [--memory 2G] [--cpus 2] [--out HOSTDIR]
 #                 [--timeout SECONDS] [--image PATH] [--verbose] -- COMMAND...
 #
@@ -26,8 +26,9 @@
 #   none       no test disk
 #   nullblk    null_blk loaded in the guest (memory backed, --disk-size
 #              rounded up to whole GiB): /dev/nullb0
-#   fifo[:N]   a sparse raw image on the host served as virtio-blk with
-#              QEMU's I/O throttling at N IOPS (default 60): /dev/vda.
+#   fifo[:N[:B]] a sparse raw image on the host served as virtio-blk with
+#              QEMU's I/O throttling at N IOPS (default 60) and, with B,
+#              at most B bytes a second: /dev/vda.
 #              The image lives under $TMPDIR (default /tmp), which must
 #              support O_DIRECT (cache=none): not tmpfs. With --image
 #              PATH the disk is that existing raw file instead, and it
@@ -155,15 +156,19 @@ installed_kernels() {
 [[ $tmo =~ ^[1-9][0-9]*$ ]] || die_usage "--timeout must be a positive number of seconds, not '$tmo'."
 
 iops=""
+bps=0
+bps_opt=""
 case "$disk" in
 none | nullblk) ;;
 fifo) iops=60 ;;
 fifo:*)
 	iops=${disk#fifo:}
+	case "$iops" in *:*) bps=${iops#*:} iops=${iops%%:*} ;; esac
 	[[ $iops =~ ^[1-9][0-9]*$ ]] || die_usage "--disk fifo:IOPS needs a positive integer IOPS, not '$iops'."
+	[[ $bps =~ ^[0-9]+$ ]] || die_usage "--disk fifo:IOPS:BPS needs a whole number of bytes a second (0: no cap), not '$bps'."
 	disk=fifo
 	;;
-*) die_usage "--disk must be none, nullblk or fifo[:IOPS], not '$disk'." ;;
+*) die_usage "--disk must be none, nullblk or fifo[:IOPS[:BPS]], not '$disk'." ;;
 esac
 [ -z "$image" ] || [ "$disk" = fifo ] || die_usage "--image needs --disk fifo[:IOPS]."
 
@@ -191,6 +196,7 @@ nullblk) guest_disk=/dev/nullb0 ;;
 fifo)
 	guest_disk=/dev/vda
 	img="$ctl/disk.img"
+	[ "$bps" -eq 0 ] || bps_opt=",throttling.bps-total=$bps"
 	if [ -n "$image" ]; then
 		[ -f "$image" ] || die_usage "--image $image: no such file (create it first, e.g. truncate -s 256M)."
 		img=$(cd "$(dirname "$image")" && pwd)/$(basename "$image")
@@ -198,7 +204,7 @@ fifo)
 	else
 		truncate -s "${disk_size}M" "$img"
 	fi
-	qemu_opts=(--qemu-opts="-drive file=$img,if=none,id=d0,format=raw,cache=none,aio=threads,throttling.iops-total=$iops -device virtio-blk-pci,drive=d0")
+	qemu_opts=(--qemu-opts="-drive file=$img,if=none,id=d0,format=raw,cache=none,aio=threads,throttling.iops-total=$iops$bps_opt -device virtio-blk-pci,drive=d0")
 	;;
 esac
 
@@ -244,7 +250,7 @@ EOF
 } >"$wrapper"
 chmod +x "$wrapper"
 
-echo "$prog: booting $kver (disk: $disk${iops:+ at $iops IOPS}, memory $memory, $cpus cpus, out: $out, timeout ${tmo}s)" >&2
+echo "$prog: booting $kver (disk: $disk${iops:+ at $iops IOPS}${bps_opt:+ and $bps B/s}, memory $memory, $cpus cpus, out: $out, timeout ${tmo}s)" >&2
 # QEMU reopens /proc/self/fd/1 and 2 for each console port: on a regular
 # file every open truncates it and writes at its own offset, so lines
 # overwrite each other. A pipe keeps the output whole when ours is a file.

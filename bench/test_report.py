@@ -1,0 +1,343 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Tests of bench/report.py on a small synthetic results tree.
+
+Run: cd /work/main && python3 -m unittest bench/test_report.py
+Standard library only; the plot test runs only where matplotlib imports.
+"""
+
+import contextlib
+import gzip
+import importlib.util
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import report  # noqa: E402
+
+HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+
+ROOT_ENV = {
+    "kernel": "6.1.0-test",
+    "qemu": "QEMU emulator version 7.2.0",
+    "fio": "fio-3.33",
+    "commit": "abc1234",
+    "mode": "quick",
+    "date": "2024-01-01T00:00:00Z",
+    "models": "fifo94",
+}
+MODEL_ENV = {
+    "disk": "fifo:55",
+    "model": "fifo94",
+    "scheduler": "none",
+    "wbt_lat_usec": "0",
+    "hw_queues": "1",
+    "nr_requests": "64",
+    "min_ratio": "10",
+    "dirty_expire_centisecs": "3000",
+    "dirty_writeback_centisecs": "500",
+    "max_age_ms": "30000",
+    "pu_interval_ms": "30000",
+    # kernel is listed but has no directory: the row is left out.
+    "rows": "kernel pu aipu",
+    "overhead_rows": "none aipu",
+    "workloads": "random rewrite db overhead",
+    "trials": "3",
+    "trials_other": "1",
+    "duration_s": "10",
+    "rate_per_s": "20",
+    "mem_total_kb": "2000000",
+}
+PROBE = {
+    "read": {"count": 300, "mean_ms": 18.2, "p99_ms": 19.5, "max_ms": 21.0},
+    "write": {"count": 290, "mean_ms": 18.4, "p99_ms": 20.1, "max_ms": 22.0},
+}
+AGE_HIST = "0 0 0\n1 1 0\n" + "".join(f"{2 ** (b - 1)} {2**b - 1} 0\n" for b in range(2, 15))
+AGE_HIST += "16384 32767 900\n32768 65535 100\n"
+
+
+def write_env(path, env):
+    with open(path, "w") as f:
+        f.writelines(f"{k} {v}\n" for k, v in env.items())
+
+
+def write_json(path, obj, prefix=""):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(prefix + json.dumps(obj))
+
+
+def write_writes(path, times, sectors=8):
+    with gzip.open(path, "wt") as f:
+        f.writelines(
+            f"{t:.6f} {1000 + 16 * i} {sectors} kworker/u4:1\n" for i, t in enumerate(times)
+        )
+
+
+def stat_text(scanned, written):
+    return f"pages_dirtied {written}\npages_written {written}\nentries_scanned {scanned}\n" + (
+        "pages_late 3\nflusher_runs 10\n"
+    )
+
+
+def random_trial(max_ms, mean_ms, std_ms, p99_ms, stat=None):
+    disk = [[t * 0.25, 4 * t, 2 * t, 0, 100, 0, 0, [0]] for t in range(41)]
+    trial = {
+        "label": "",
+        "config": {"pattern": "steady", "rate_per_s": 20, "duration_s": 10, "distinct_pages": 150},
+        "elapsed_s": 10.0,
+        "errors": [],
+        "reads": {
+            "count": 500,
+            "mean_ms": mean_ms,
+            "p50_ms": mean_ms,
+            "p99_ms": p99_ms,
+            "max_ms": max_ms,
+            "stddev_ms": std_ms,
+            "max_at_s": 5.0,
+        },
+        "writes": {"planned": 200, "done": 200},
+        "attach": {},
+        "flusher_cpu_ms": None,
+        "disk": {"read_ios": 500, "write_ios": 180, "write_ios_sync": 20},
+        "series": {
+            "reads": [[0.1, 0.5], [0.2, 1.5], [0.3, 3.0], [5.0, max_ms]],
+            "disk_fields": ["t_s", "read_ios", "write_ios", "inflight_writes", "dirty_kb"],
+            "disk": disk,
+        },
+    }
+    if stat:
+        trial["attach"] = {"stat": stat, "age_hist": AGE_HIST, "burst_hist": "0 0 1\n"}
+        trial["flusher_cpu_ms"] = 12.0
+    return trial
+
+
+def build_tree(root, aipu_max=(100.0, 250.0), errors=None):
+    """fifo94 with random (pu, aipu: 2 trials of 3), rewrite, db and overhead."""
+    write_env(os.path.join(root, "env.txt"), ROOT_ENV)
+    model = os.path.join(root, "fifo94")
+    os.makedirs(model)
+    write_env(os.path.join(model, "env.txt"), MODEL_ENV)
+    write_json(os.path.join(model, "probe.json"), PROBE)
+    rnd = os.path.join(model, "random")
+    for n, mx in ((1, 2000.0), (2, 3000.0)):
+        write_json(f"{rnd}/pu/trial{n}.json", random_trial(mx, 40.0 + n, 200.0, 900.0))
+        write_writes(f"{rnd}/pu/trial{n}.writes.gz", [30 + 0.001 * i for i in range(100)])
+    for n, mx, scanned in ((1, aipu_max[0], 1200), (2, aipu_max[1], 1300)):
+        trial = random_trial(mx, 20.0 + n, 10.0, 50.0 * n, stat_text(scanned, 1000))
+        write_json(f"{rnd}/aipu/trial{n}.json", trial)
+        write_writes(f"{rnd}/aipu/trial{n}.writes.gz", [1.0, 1.01, 1.02, 2.0, 2.05])
+    with open(f"{rnd}/aipu/trial3.json", "w") as f:
+        f.write('{"label": "aipu", "reads": {')  # a run cut short: counted as missing
+    if errors:
+        with open(f"{rnd}/pu/trial1.json") as f:
+            trial = json.load(f)
+        trial["errors"] = errors
+        write_json(f"{rnd}/pu/trial1.json", trial)
+    for row in ("pu", "aipu"):
+        trial = random_trial(
+            500.0, 30.0, 50.0, 200.0, stat_text(90, 100) if row == "aipu" else None
+        )
+        trial["disk"] = {"read_ios": 400, "write_ios": 90 if row == "aipu" else 150}
+        trial["disk"]["write_ios_sync"] = 10
+        write_json(f"{model}/rewrite/{row}/trial1.json", trial)
+    db = {
+        "label": "aipu",
+        "elapsed_s": 12.5,
+        "work": {"transactions": 20000, "tps": 1600.0},
+        "attach": {"stat": stat_text(500, 500)},
+        "flusher_cpu_ms": 5.0,
+        "sync_s": 0.3,
+        "disk": {"read_ios": 10, "write_ios": 700, "write_ios_sync": 40},
+    }
+    write_json(f"{model}/db/aipu/trial1.json", db)
+    for row, ops, mib in (("none", 500.0, 100), ("aipu", 450.0, 95)):
+        write_json(
+            f"{model}/overhead/{row}/trial1.json", {"work": {"files": 7500, "ops_per_s": ops}}
+        )
+        fio = {"jobs": [{"write": {"bw_bytes": mib * 2**20}}]}
+        write_json(f"{model}/overhead/{row}/trial1.fio.json", fio, prefix="fio: note\n")
+
+
+def run_main(args):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = report.main(args)
+    return status, out.getvalue(), err.getvalue()
+
+
+class TreeTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def report(self, **kw):
+        build_tree(self.root, **kw)
+        status, out, err = run_main([self.root, "--no-plots"])
+        with open(os.path.join(self.root, "summary.json")) as f:
+            summary = json.load(f)
+        with open(os.path.join(self.root, "summary.md")) as f:
+            md = f.read()
+        self.assertEqual(out, md)
+        return status, summary, md, err
+
+    def verdicts(self, summary):
+        return {c["id"]: c["verdict"] for c in summary["claims"]}
+
+
+class TablesTest(TreeTest):
+    def test_random_aggregates(self):
+        status, summary, md, _ = self.report()
+        self.assertEqual(status, 0)
+        cell = summary["models"]["fifo94"]["workloads"]["random"]
+        self.assertEqual(list(cell), ["pu", "aipu"])
+        aipu, pu = cell["aipu"], cell["pu"]
+        self.assertEqual(aipu["max_ms"], 250.0)
+        self.assertEqual(aipu["median_max_ms"], 175.0)
+        self.assertEqual(pu["max_ms"], 3000.0)
+        self.assertAlmostEqual(aipu["max_over_pu"], 250.0 / 3000.0, places=4)
+        self.assertAlmostEqual(pu["max_over_pu"], 1.0)
+        self.assertIsNone(aipu["linux_row"])
+        self.assertAlmostEqual(aipu["mean_ms"], 21.5)
+        self.assertEqual(aipu["p99_ms"], 75.0)
+        self.assertEqual(aipu["reads"], 1000)
+        self.assertEqual(aipu["disk_writes"], 180)
+        self.assertAlmostEqual(aipu["aipu"]["scanned_per_written"], 2500 / 2000)
+        self.assertIsNone(pu["aipu"])
+        self.assertEqual(aipu["write_bursts"]["bursts"], 4)
+        self.assertEqual(pu["write_bursts"]["max_pages"], 100)
+        self.assertIn("| aipu | 2 (trial 3 missing) | 1000 | 21.5 | 10.0 | 75.0 | 250 |", md)
+        self.assertIn("| 0.083 |", md)
+        self.assertIn("1.250", md)
+
+    def test_missing_trial_and_row(self):
+        _, summary, md, err = self.report()
+        cell = summary["models"]["fifo94"]["workloads"]["random"]
+        self.assertEqual(cell["aipu"]["missing_trials"], [3])
+        self.assertEqual(cell["pu"]["missing_trials"], [3])
+        self.assertNotIn("kernel", cell)
+        self.assertIn("trial3.json: unreadable", err)
+
+    def test_rewrite_db_overhead(self):
+        _, summary, md, _ = self.report()
+        wl = summary["models"]["fifo94"]["workloads"]
+        self.assertAlmostEqual(wl["rewrite"]["aipu"]["disk_writes_per_call"], 100 / 200)
+        self.assertEqual(wl["rewrite"]["pu"]["pages_dirtied"], 200)
+        self.assertEqual(wl["db"]["aipu"]["tps"], 1600.0)
+        self.assertEqual(wl["db"]["aipu"]["sync_writes"], 40)
+        over = wl["overhead"]
+        self.assertAlmostEqual(over["aipu"]["seq_write_mib_s"], 95.0)
+        self.assertAlmostEqual(over["aipu"]["seq_write_vs_none"], 0.95)
+        self.assertAlmostEqual(over["aipu"]["files_vs_none"], 0.9)
+        self.assertIn("| aipu | 1 | 95.0 | 0.950 | 450 | 0.900 |", md)
+
+    def test_header_and_model_line(self):
+        _, summary, md, _ = self.report()
+        self.assertIn("kernel 6.1.0-test; QEMU 7.2.0; fio 3.33; commit abc1234", md)
+        self.assertIn("**fifo94**: 55 IOPS, no bandwidth cap, scheduler none", md)
+        self.assertIn("read mean 18.2 ms, p99 19.5 ms; write mean 18.4 ms", md)
+        self.assertEqual(summary["models"]["fifo94"]["probe"]["read"]["count"], 300)
+        self.assertIn("not drawn (--no-plots)", md)
+
+
+class ClaimsTest(TreeTest):
+    def test_holds_and_does_not_hold(self):
+        _, summary, md, _ = self.report()
+        v = self.verdicts(summary)
+        self.assertEqual(v["max_read_vs_pu"], "HOLDS")
+        self.assertEqual(v["max_read_vs_linux"], "NOT CHECKED")
+        self.assertEqual(v["scanned_per_written"], "DOES NOT HOLD")
+        self.assertIn("**HOLDS**", md)
+        self.assertIn("2500 entries scanned / 2000 pages written = 1.250", md)
+
+    def test_max_read_does_not_hold(self):
+        _, summary, _, _ = self.report(aipu_max=(100.0, 400.0))
+        claim = summary["claims"][0]
+        self.assertEqual(claim["verdict"], "DOES NOT HOLD")
+        self.assertAlmostEqual(claim["value"], 400.0 / 3000.0, places=4)
+
+    def test_linux_baseline_falls_back_to_none(self):
+        cell = {"aipu": {"max_ms": 10.0}, "none": {"max_ms": 200.0}}
+        summary = {"models": {"fifo94": {"workloads": {"random": cell}}}}
+        c = report.claims(summary)[1]
+        self.assertEqual((c["verdict"], c["other_row"]), ("HOLDS", "none"))
+
+
+class StatusTest(TreeTest):
+    def test_errors_exit_1_but_write(self):
+        status, summary, md, err = self.report(errors=["reader: boom"])
+        self.assertEqual(status, 1)
+        self.assertIn("fifo94/random/pu/trial1: reader: boom", summary["errors"])
+        self.assertIn("## Errors", md)
+
+    def test_empty_dir(self):
+        status, _, err = run_main([self.root, "--no-plots"])
+        self.assertEqual(status, 1)
+        self.assertIn("no result file", err)
+        self.assertTrue(os.path.exists(os.path.join(self.root, "summary.md")))
+
+
+class FunctionsTest(unittest.TestCase):
+    def test_burst_gap_rule(self):
+        reqs = [(0.25, 2), (0.0, 1), (0.05, 1), (0.149, 1), (1.0, 4), (1.1, 1)]
+        # 0.149 -> 0.25 is 101 ms: a new burst; exactly 100 ms is one too.
+        self.assertEqual(report.burst_sizes(reqs), [3, 2, 4, 1])
+        self.assertEqual(report.burst_sizes([]), [])
+        xs, ys = report.cumulative_pages([3, 1, 4])
+        self.assertEqual(xs, [1, 3, 4])
+        self.assertEqual(ys, [1 / 8, 4 / 8, 1.0])
+        self.assertEqual(report.weighted_median([3, 1, 4]), 3)
+
+    def test_log2_buckets(self):
+        cases = {0.0: 0, 0.99: 0, 1.0: 1, 1.99: 1, 2.0: 2, 3.9: 2, 4.0: 3, 1000.0: 10}
+        for ms, k in cases.items():
+            self.assertEqual(report.log2_bucket(ms), k, ms)
+        self.assertEqual(report.bucket_label(0), "<1")
+        self.assertEqual(report.bucket_label(10), "512-1024")
+        self.assertEqual(report.log2_histogram([0.5, 1.5, 1.6, 5.0]), [1, 2, 0, 1])
+
+    def test_row_names(self):
+        self.assertEqual(
+            report.row_file("aipu:write_alloc=purge,pace=1"), "aipu+write_alloc=purge+pace=1"
+        )
+        self.assertEqual(
+            report.row_name("aipu+write_alloc=purge+pace=1"), "aipu:write_alloc=purge,pace=1"
+        )
+        self.assertEqual(
+            report.ordered({"ssd", "x", "fifo94", "a"}, report.MODEL_ORDER),
+            ["fifo94", "ssd", "a", "x"],
+        )
+
+    def test_per_second(self):
+        samples = [[0.0, 0, 0], [0.5, 3, 1], [1.0, 5, 1], [1.5, 6, 4]]
+        self.assertEqual(
+            report.per_second(samples, ["t_s", "read_ios", "write_ios"]), ([3, 3], [1, 3])
+        )
+
+
+@unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not installed for this python")
+class PlotTest(TreeTest):
+    def test_plots_written(self):
+        build_tree(self.root)
+        status, out, _ = run_main([self.root])
+        self.assertEqual(status, 0)
+        names = [
+            f"fifo94-random-{k}.png" for k in ("mean-std", "hist", "bursts", "timeline", "age")
+        ]
+        names += ["fifo94-rewrite-writes.png", "fifo94-db-table.png", "fifo94-overhead.png"]
+        for name in names:
+            path = os.path.join(self.root, "plots", name)
+            self.assertTrue(os.path.exists(path), name)
+            self.assertGreater(os.path.getsize(path), 1000, name)
+            self.assertIn(f"plots/{name}", out)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The benchmark suite's guest half: one device model, one VM boot
+# (scripts/bench.sh boots it: scripts/vm.sh --disk fifo:IOPS:BPS -- this).
+#
+# Sets the disk up as the model says (scheduler, writeback throttling,
+# request queues), makes ext4 on $AIPU_DISK, measures the device's service
+# time (one I/O at a time), then runs every workload x trial x row and
+# writes $AIPU_OUT/<workload>/<row>/trial<N>.json (':' and ',' in a row
+# become '+'), with the disk's queued writes from blktrace beside it
+# (trial<N>.writes.gz: "t_s sector sectors command" a line), and
+# $AIPU_OUT/env.txt, probe.json, dmesg.txt, guest.log.
+#
+# Workloads (bench/README.md): random (steady writes + O_DIRECT random
+# reader, the paper's §4.1), bursty (the same writes, a burst every
+# --burst-every seconds, §5), rewrite (writes with locality, §4.3), db
+# (SQLite TPC-B-like, standing in for the kernel build of Tables 4-5),
+# overhead (fio sequential buffered write and a small-file loop).
+# Rows are as in the demo: POLICY[:KNOB=VALUE[,KNOB=VALUE...]].
+# Between cells: sync, drop caches, reload aipu. Order: for each workload,
+# for each trial, every row, so that drift in the host's speed spreads
+# over the rows alike.
+set -euo pipefail
+
+usage() {
+	cat <<'EOF'
+usage: bench-guest.sh --model NAME [--scheduler none] [--wbt 0|default]
+           [--hw-queues 1] [--workloads "random bursty rewrite db overhead"]
+           [--rows "kernel pu aipu ..."] [--overhead-rows "none kernel aipu"]
+           [--trials 6] [--trials-other 2] [--duration 45] [--rate 20]
+           [--max-age-ms 30000] [--pu-interval-ms 30000] [--burst-every 30]
+           [--db-transactions 20000] [--check]
+Runs in the guest (needs AIPU_DISK, AIPU_OUT, AIPU_KO); with --check it
+only checks its arguments, anywhere. --trials is for random, --trials-other
+for the other workloads. --max-age-ms also sets Linux's
+dirty_expire_centisecs, so that scaled-down runs scale every policy alike.
+EOF
+}
+
+die() {
+	echo "bench-guest: $*" >&2
+	if [ -n "${tee_pid:-}" ]; then
+		finish 1
+	fi
+	exit 1
+}
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/guest-lib.sh
+. "$here/guest-lib.sh"
+
+model=""
+scheduler=none
+wbt=0
+hw_queues=1
+workloads="random bursty rewrite db overhead"
+rows="kernel pu aipu"
+overhead_rows="none kernel aipu"
+trials=6
+trials_other=2
+duration=45
+rate=20
+max_age_ms=30000
+pu_interval_ms=30000
+burst_every=30
+db_transactions=20000
+check_only=0
+
+need() {
+	[ $# -ge 2 ] || die "$1 needs a value: see --help."
+}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--model) need "$@"; model=$2; shift 2 ;;
+	--scheduler) need "$@"; scheduler=$2; shift 2 ;;
+	--wbt) need "$@"; wbt=$2; shift 2 ;;
+	--hw-queues) need "$@"; hw_queues=$2; shift 2 ;;
+	--workloads) need "$@"; workloads=$2; shift 2 ;;
+	--rows) need "$@"; rows=$2; shift 2 ;;
+	--overhead-rows) need "$@"; overhead_rows=$2; shift 2 ;;
+	--trials) need "$@"; trials=$2; shift 2 ;;
+	--trials-other) need "$@"; trials_other=$2; shift 2 ;;
+	--duration) need "$@"; duration=$2; shift 2 ;;
+	--rate) need "$@"; rate=$2; shift 2 ;;
+	--max-age-ms) need "$@"; max_age_ms=$2; shift 2 ;;
+	--pu-interval-ms) need "$@"; pu_interval_ms=$2; shift 2 ;;
+	--burst-every) need "$@"; burst_every=$2; shift 2 ;;
+	--db-transactions) need "$@"; db_transactions=$2; shift 2 ;;
+	--check) check_only=1; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; die "unknown argument '$1': see the usage above." ;;
+	esac
+done
+
+[[ $model =~ ^[a-z0-9_]+$ ]] || die "--model must name the model in lower-case letters and digits (e.g. fifo94), not '$model'."
+for v in trials trials_other duration rate max_age_ms pu_interval_ms burst_every db_transactions; do
+	[[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 ]] || die "--${v//_/-} must be a positive whole number, not '${!v}'."
+done
+[[ $scheduler =~ ^(none|mq-deadline|bfq|kyber)$ ]] || die "--scheduler must be none, mq-deadline, bfq or kyber, not '$scheduler'."
+[[ $wbt == default || $wbt =~ ^[0-9]+$ ]] || die "--wbt must be default or a latency in microseconds (0: off), not '$wbt'."
+[[ $hw_queues == auto || $hw_queues =~ ^[1-9][0-9]*$ ]] || die "--hw-queues must be auto or a positive number, not '$hw_queues'."
+[ "$burst_every" -ge 2 ] || die "--burst-every must be at least 2 seconds (a burst lasts one)."
+for w in $workloads; do
+	case "$w" in random | bursty | rewrite | db | overhead) ;;
+	*) die "unknown workload '$w': use random, bursty, rewrite, db or overhead." ;;
+	esac
+done
+[ -n "${workloads// /}" ] || die "--workloads is empty."
+rows_check "$overhead_rows"
+need_ko=$NEED_KO
+rows_check "$rows"
+[ "$NEED_KO" -eq 0 ] || need_ko=1
+[ "$check_only" -eq 0 ] || exit 0
+
+[ "$(id -u)" -eq 0 ] || die "must run as root inside the VM (it formats \$AIPU_DISK)."
+if [ -z "${AIPU_OUT:-}" ] || [ ! -d "$AIPU_OUT" ] || [ ! -w "$AIPU_OUT" ]; then
+	die "AIPU_OUT must name a writable directory (scripts/vm.sh --out sets it)."
+fi
+if [ -z "${AIPU_DISK:-}" ] || [ ! -b "$AIPU_DISK" ]; then
+	die "AIPU_DISK must name the scratch block device (boot with scripts/vm.sh --disk fifo:IOPS)."
+fi
+if [ "$need_ko" -eq 1 ] && { [ -z "${AIPU_KO:-}" ] || [ ! -f "$AIPU_KO" ]; }; then
+	die "AIPU_KO must name aipu.ko for this kernel (run 'make allkernels')."
+fi
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+workload=$here/../bench/workload.py
+apps=$here/../bench/apps.py
+dev=$(basename "$AIPU_DISK")
+sysblk=/sys/block/$dev
+mnt=/tmp/aipu-bench
+blk=/tmp/aipu-bench-blk
+
+log() { echo "bench-guest: $(date +%T) $*"; }
+
+exec 3>&1 4>&2 > >(tee "$AIPU_OUT/guest.log") 2>&1
+tee_pid=$!
+finish() { # status: let tee write its last lines before the VM powers off
+	exec 1>&3 2>&4
+	wait "$tee_pid" 2>/dev/null || true
+	exit "$1"
+}
+
+pin_tracepoints
+disk_queues "$AIPU_DISK" "$hw_queues"
+disk_model "$AIPU_DISK" "$scheduler" "$wbt"
+echo $((max_age_ms / 10)) >/proc/sys/vm/dirty_expire_centisecs
+
+# The write file holds twice the pages a run dirties (they are
+# non-adjacent), with a margin; at least 32 MiB as in the demo.
+write_mib=$(((rate * duration * 2 * 4096 * 5 / 4 >> 20) + 1))
+[ "$write_mib" -ge 32 ] || write_mib=32
+log "formatting $AIPU_DISK"
+mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 "$AIPU_DISK"
+mkdir -p "$mnt"
+mount -o noatime,lazytime "$AIPU_DISK" "$mnt"
+cleanup() {
+	row_unload 2>/dev/null || true
+	umount "$mnt" 2>/dev/null || true
+	dmesg >"$AIPU_OUT/dmesg.txt" 2>/dev/null || true
+}
+trap cleanup EXIT
+"$py" "$workload" prepare --dir "$mnt" --write-mib "$write_mib" --read-mib 64
+"$py" "$workload" probe --write-file "$mnt/write.dat" --read-file "$mnt/read.dat" \
+	--out "$AIPU_OUT/probe.json" --seconds 5
+
+{
+	echo "model $model"
+	echo "kernel $(uname -r)"
+	echo "scheduler $(sed 's/.*\[\(.*\)\].*/\1/' "$sysblk/queue/scheduler")"
+	echo "wbt_lat_usec $(cat "$sysblk/queue/wbt_lat_usec" 2>/dev/null || echo n/a)"
+	echo "hw_queues $NQ"
+	echo "nr_requests $(cat "$sysblk/queue/nr_requests")"
+	echo "rotational $(cat "$sysblk/queue/rotational")"
+	echo "min_ratio $(cat "$sysblk/bdi/min_ratio")"
+	for s in dirty_background_ratio dirty_ratio dirty_expire_centisecs dirty_writeback_centisecs; do
+		echo "$s $(cat "/proc/sys/vm/$s")"
+	done
+	echo "mem_total_kb $(awk '/^MemTotal:/ {print $2}' /proc/meminfo)"
+	echo "cpus $(nproc)"
+	echo "rows $rows"
+	echo "overhead_rows $overhead_rows"
+	echo "workloads $workloads"
+	echo "trials $trials"
+	echo "trials_other $trials_other"
+	echo "duration_s $duration"
+	echo "rate_per_s $rate"
+	echo "max_age_ms $max_age_ms"
+	echo "pu_interval_ms $pu_interval_ms"
+	echo "burst_every_s $burst_every"
+	echo "db_transactions $db_transactions"
+	echo "write_file_mib $write_mib"
+	echo "python $("$py" -V 2>&1)"
+	echo "fio $(fio --version 2>/dev/null || echo none)"
+	echo "sqlite $("$py" -c 'import sqlite3; print(sqlite3.sqlite_version)')"
+} >>"$AIPU_OUT/env.txt"
+
+# blk_start / blk_stop OUT: the writes queued on the disk meanwhile, as
+# "t_s sector sectors command" lines, gzipped into OUT.
+blk_start() {
+	rm -rf "$blk"
+	mkdir -p "$blk"
+	blktrace -d "$AIPU_DISK" -D "$blk" -o t >"$blk/log" 2>&1 &
+	blk_pid=$!
+	for _ in $(seq 100); do
+		[ -e "$blk/t.blktrace.0" ] && return 0
+		kill -0 "$blk_pid" 2>/dev/null || die "blktrace exited: $(cat "$blk/log")"
+		sleep 0.1
+	done
+	die "blktrace on $AIPU_DISK did not start within 10 s."
+}
+blk_stop() {
+	kill -INT "$blk_pid" 2>/dev/null || true
+	wait "$blk_pid" 2>/dev/null || true
+	blkparse -q -i t -D "$blk" -f '%T.%9t %a %d %S %n %C\n' 2>/dev/null |
+		awk '$2 == "Q" && $3 ~ /W/ { print $1, $4, $5, $6 }' | gzip >"$1"
+}
+
+# run_cell WORKLOAD ROW TRIAL: one measurement.
+run_cell() {
+	local w=$1 row=$2 n=$3 dir out extra=() start
+	dir=$AIPU_OUT/$w/$(row_file "$row")
+	out=$dir/trial$n.json
+	mkdir -p "$dir"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	row_unload
+	if ! row_load "$row" "$max_age_ms" "$pu_interval_ms"; then
+		echo "bench-guest: $w $row trial $n: insmod failed (dmesg in $AIPU_OUT/dmesg.txt)" >&2
+		return 1
+	fi
+	start=${ROW_START:-true}
+	mapfile -t extra < <(row_attach)
+	extra+=(--label "$row")
+	[ "$w" = overhead ] || extra+=(--disk "$dev")
+	sleep 2
+	log "$w trial $n: $row"
+	[ "$w" = overhead ] || blk_start
+	local rc=0
+	case "$w" in
+	random | bursty | rewrite)
+		local pattern=steady
+		[ "$w" = bursty ] && pattern=burst
+		[ "$w" = rewrite ] && pattern=rewrite
+		"$py" "$workload" run --write-file "$mnt/write.dat" --read-file "$mnt/read.dat" \
+			--out "$out" --rate "$rate" --duration "$duration" --pattern "$pattern" \
+			--burst-every "$burst_every" --seed "$n" --sync-after --start-cmd "$start" \
+			"${extra[@]}" || rc=$?
+		;;
+	db)
+		"$py" "$apps" db --db "$mnt/db.sqlite" --transactions "$db_transactions" \
+			--out "$out" --seed "$n" --start-cmd "$start" "${extra[@]}" || rc=$?
+		;;
+	overhead)
+		bash -c "$start" || rc=$?
+		fio --name=seqwrite --filename="$mnt/seq.dat" --rw=write --bs=1M --size=128M \
+			--ioengine=psync --output-format=json --output="$dir/trial$n.fio.json" >/dev/null || rc=$?
+		rm -f "$mnt/seq.dat"
+		mkdir -p "$mnt/files"
+		"$py" "$apps" files --dir "$mnt/files" --seconds 15 --out "$out" "${extra[@]}" || rc=$?
+		;;
+	esac
+	[ "$w" = overhead ] || blk_stop "$dir/trial$n.writes.gz"
+	row_unload
+	[ "$rc" -eq 0 ] || echo "bench-guest: $w $row trial $n failed (status $rc)" >&2
+	return "$rc"
+}
+
+status=0
+for w in $workloads; do
+	n_trials=$trials_other
+	[ "$w" = random ] && n_trials=$trials
+	w_rows=$rows
+	[ "$w" = overhead ] && w_rows=$overhead_rows
+	if [ "$w" = db ]; then
+		"$py" "$apps" db-prepare --db "$mnt/db.sqlite"
+	fi
+	for n in $(seq "$n_trials"); do
+		for row in $w_rows; do
+			run_cell "$w" "$row" "$n" || status=1
+		done
+	done
+done
+
+umount "$mnt"
+trap - EXIT
+cleanup
+if ! dmesg_check "$AIPU_OUT/dmesg.txt"; then
+	echo "bench-guest: the kernel log has the lines above: see $AIPU_OUT/dmesg.txt" >&2
+	status=1
+fi
+log "done"
+finish "$status"

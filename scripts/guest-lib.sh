@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# What the guest halves of the demo and of the benchmark suite share
+# (scripts/demo-guest.sh, scripts/bench-guest.sh): rows, the disk model,
+# loading aipu for a row. Sourced after the caller has defined die().
+
+GUEST_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# rows_check's verdict, for its callers.
+export NEED_KO=0
+
+# The module parameters a row may set (the policy is the row's first word).
+ROW_KNOBS="max_age_ms period_ms pu_interval_ms stage_interval_ms stage_batch write_alloc pace max_batch"
+
+# row_file ROW: the row's name in file names (':' and ',' written '+').
+row_file() {
+	echo "${1//[:,]/+}"
+}
+
+# rows_check ROWS: die unless every row is POLICY[:KNOB=VALUE[,...]] with a
+# known policy and knob, and no row repeats. Sets NEED_KO=1 if a row
+# loads aipu.
+rows_check() {
+	local row policy a seen=" " kv
+	NEED_KO=0
+	[ -n "${1// /}" ] || die "the list of rows is empty: give one or more of none kernel pu aipu stage."
+	for row in $1; do
+		[[ $seen == *" $(row_file "$row") "* ]] && die "row '$row' is given twice: each row needs its own result file."
+		seen+="$(row_file "$row") "
+		policy=${row%%:*}
+		case "$policy" in
+		none) [ "$row" = none ] || die "row '$row': none loads no module, so it takes no knobs." ;;
+		kernel | pu | aipu | stage) NEED_KO=1 ;;
+		*) die "row '$row': unknown policy '$policy': use none, kernel, pu, aipu or stage." ;;
+		esac
+		[ "$row" != "$policy" ] || continue
+		IFS=, read -r -a kv <<<"${row#*:}"
+		[ "${#kv[@]}" -gt 0 ] || die "row '$row': nothing after ':'; give KNOB=VALUE[,KNOB=VALUE...]."
+		for a in "${kv[@]}"; do
+			[[ $a =~ ^([a-z_]+)=([a-z0-9]+)$ && " $ROW_KNOBS " == *" ${BASH_REMATCH[1]} "* ]] ||
+				die "row '$row': '$a' is not KNOB=VALUE with KNOB one of: $ROW_KNOBS."
+		done
+	done
+}
+
+# pin_tracepoints: hold the trace events aipu hooks on (ring buffer off)
+# for the whole boot, so that insmod and rmmod between rows do not patch
+# kernel text: under TCG that can kill a 6.12 guest (tests/vm/lib.sh,
+# tracepoints_pin).
+pin_tracepoints() {
+	local tracefs=/sys/kernel/tracing e
+	mountpoint -q "$tracefs" || mount -t tracefs none "$tracefs" 2>/dev/null || return 0
+	echo 0 >"$tracefs/tracing_on" || true
+	for e in writeback_dirty_folio writeback_mark_inode_dirty; do
+		echo 1 >"$tracefs/events/writeback/$e/enable" ||
+			echo "note: could not hold trace event $e on" >&2
+	done
+}
+
+# disk_queues DISK N|auto: give DISK N request queues (virtio_blk is a
+# module in Debian's kernels and the guest's root is not on it, so it can
+# be reloaded); auto keeps one per CPU. Sets NQ to the number it has.
+# Why one queue: see scripts/demo-guest.sh.
+disk_queues() {
+	local disk=$1 want=$2 sysblk
+	sysblk=/sys/block/$(basename "$disk")
+	NQ=$(find "$sysblk/mq" -mindepth 1 -maxdepth 1 -type d | wc -l)
+	[ "$want" != auto ] && [ "$NQ" -ne "$want" ] || return 0
+	echo "$disk has $NQ request queues: reloading virtio_blk with num_request_queues=$want"
+	modprobe -r virtio_blk || die "cannot unload virtio_blk to change $disk's request queues."
+	modprobe virtio_blk num_request_queues="$want" || die "cannot reload virtio_blk."
+	for _ in $(seq 50); do [ -b "$disk" ] && [ -d "$sysblk/mq" ] && break; sleep 0.1; done
+	[ -b "$disk" ] || die "$disk did not come back after reloading virtio_blk."
+	NQ=$(find "$sysblk/mq" -mindepth 1 -maxdepth 1 -type d | wc -l)
+}
+
+# disk_model DISK SCHEDULER WBT_LAT_USEC|default: the I/O scheduler and
+# writeback throttling of the model, and a reserved share of the
+# background threshold (without it Linux starts background writeback
+# after a few hundred dirty pages on a device with no history, before any
+# update policy acts: ../shared/notes/environment.md).
+disk_model() {
+	local sysblk
+	sysblk=/sys/block/$(basename "$1")
+	echo "$2" >"$sysblk/queue/scheduler" || die "$1 cannot use scheduler $2."
+	if [ "$3" != default ] && [ -w "$sysblk/queue/wbt_lat_usec" ]; then
+		echo "$3" >"$sysblk/queue/wbt_lat_usec"
+	fi
+	echo 10 >"$sysblk/bdi/min_ratio"
+	# blk-mq's debugfs, for the per-queue busy tags the workload samples.
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+}
+
+# row_load ROW MAX_AGE_MS PU_INTERVAL_MS: load aipu for ROW with policy
+# kernel and the row's knobs, and set ROW_START to the shell command that
+# switches to the row's policy (the workload runs it right before its
+# clock starts). Nothing for row none. Status 1 if insmod failed.
+#
+# Loaded with policy kernel a little before the run and switched at its
+# start, so that pu's first flush-all comes a pu_interval into the run (a
+# switch starts pu's and stage's clocks) and the run does not measure the
+# load itself: insmod patches kernel code, which under TCG can stall the
+# guest (measured: the worst read of 3 of 21 module rows came in the first
+# 2 s when insmod was the start command). handover_ms=0: the caller syncs
+# before, so there is nothing dirty that aipu did not see. The row's
+# numeric knobs come last and so win over MAX_AGE_MS and PU_INTERVAL_MS;
+# write_alloc is set after the policy, since purge is refused under kernel.
+row_load() {
+	local row=$1 policy=${1%%:*} a params kv
+	ROW_START=""
+	[ "$policy" != none ] || return 0
+	params=(policy=kernel "max_age_ms=$2" "pu_interval_ms=$3" handover_ms=0)
+	ROW_START=$(printf 'echo %q >/sys/kernel/aipu/policy' "$policy")
+	if [ "$row" != "$policy" ]; then
+		IFS=, read -r -a kv <<<"${row#*:}"
+		for a in "${kv[@]}"; do
+			case "${a%%=*}" in
+			write_alloc) ROW_START+=$(printf ' && echo %q >/sys/kernel/aipu/write_alloc' "${a#*=}") ;;
+			*) params+=("$a") ;;
+			esac
+		done
+	fi
+	insmod "$AIPU_KO" "${params[@]}" || return 1
+}
+
+# row_attach: the workload options that embed aipu's statistics and count
+# its flusher's CPU time (empty when aipu is not loaded).
+row_attach() {
+	local f
+	[ -d /sys/module/aipu ] || return 0
+	for f in stat burst_hist age_hist; do
+		printf '%s\n' --attach "$f=/sys/kernel/aipu/$f"
+	done
+	printf '%s\n' --kthread aipu
+}
+
+row_unload() {
+	if [ -d /sys/module/aipu ]; then
+		rmmod aipu || die "rmmod aipu failed (see dmesg)."
+	fi
+}
+
+# dmesg_check FILE: print the lines of the kernel log FILE that the VM
+# tests would fail on (tests/vm/lib.sh, DMESG_BAD); status 1 if any.
+dmesg_check() {
+	local bad
+	bad=$(grep -E "$(sed -n "s/^DMESG_BAD='\(.*\)'$/\1/p" "$GUEST_LIB_DIR/../tests/vm/lib.sh")" "$1") || return 0
+	printf '%s\n' "$bad" | head -n 20
+	return 1
+}
