@@ -6,6 +6,8 @@
 #   4. VM tests: one QEMU boot per kernel (6.1 and 6.12) running tests/vm/
 #   5. the crash bound, short: one hard reset per kernel under aipu, pu, and
 #      the control with no writeback (which must lose data)
+#   6. the benchmark suite, smoke version: report.py's unit tests and one
+#      short cell per row (kernel, aipu) on the fifo94 model, 6.1
 # The last line is the total "N passed, N failed"; non-zero exit on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,6 +66,7 @@ stage build build_clean
 stage lint scripts/lint.sh
 stage vm scripts/vmtest.sh
 stage crash scripts/crashtest.sh --trials 1 --policies "aipu pu off" --out build/crash-check
+stage bench tests/bench/smoke.sh
 
 echo "=== total"
 echo "$pass passed, $fail failed"

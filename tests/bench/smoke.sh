@@ -1,13 +1,44 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check's smoke test of the benchmark suite: scripts/bench.sh --smoke
-# (one VM boot, fifo94, the random workload, rows kernel and aipu, one
-# short trial, then the report), and tests/bench/check_smoke.py on what it
-# left. Ends with "N passed, N failed".
+# make check's test of the benchmark suite:
+#   1. the unit tests of bench/report.py (host; Debian's python3, which has
+#      matplotlib, so the plots are drawn too);
+#   2. scripts/bench.sh --smoke (one VM boot: fifo94, the random workload,
+#      rows kernel and aipu, one short trial, then the report), and
+#      tests/bench/check_smoke.py on what it left.
+# Ends with "N passed, N failed"; exit status 1 if anything failed.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=$root/build/bench-smoke
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+
+pass=0
+fail=0
+mkdir -p "$root/build"
+if (cd "$root" && "$py" -m unittest bench/test_report.py) >"$root/build/bench-unit.log" 2>&1; then
+	echo "PASS: bench/test_report.py ($(grep -E '^Ran ' "$root/build/bench-unit.log"))"
+	pass=$((pass + 1))
+else
+	cat "$root/build/bench-unit.log"
+	echo "FAIL: bench/test_report.py"
+	fail=$((fail + 1))
+fi
+
 rc=0
 "$root/scripts/bench.sh" --smoke --out "$out" || rc=$?
-python3 "$root/tests/bench/check_smoke.py" "$out" "$rc"
+set +e
+checks=$("$py" "$root/tests/bench/check_smoke.py" "$out" "$rc")
+set -e
+echo "$checks" | sed '$d'
+last=$(tail -n 1 <<<"$checks")
+if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+	pass=$((pass + BASH_REMATCH[1]))
+	fail=$((fail + BASH_REMATCH[2]))
+else
+	echo "FAIL: check_smoke.py ended without its counts: $last"
+	fail=$((fail + 1))
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
