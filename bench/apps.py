@@ -6,21 +6,23 @@ db     A real database standing in for the paper's kernel build (Tables 4
        and 5): SQLite, in WAL mode with synchronous=OFF (no fsync: when the
        data reaches the disk is the update policy's business), running a
        TPC-B-like transaction (update one account's balance, its branch's
-       and teller's, append a history row) TRANSACTIONS times as fast as it
-       can. Reports the elapsed time.
+       and teller's, append a history row) as fast as it can, TRANSACTIONS
+       times or for SECONDS, whichever ends first. Reports the elapsed
+       time, the transactions a second and the disk writes per 1,000
+       transactions (so runs of different speeds compare).
 files  Small-file churn for the overhead check: create a file, write
        4 KiB, close it, and delete the file written KEEP files before, for
        SECONDS seconds. Reports operations per second.
 
 Both read the disk's counters (/sys/block/DEV/stat) before and after, sync
 at the end and count the writes the sync needed, and embed --attach files
-(aipu's stat) and the CPU time of --kthread (aipu's flusher), like
-workload.py run.
+(aipu's stat) and the CPU time of --kthread (aipu's flusher), and mark the
+run's start and end in the disk's trace with --marker, like workload.py run.
 
 Usage:
   apps.py db-prepare --db PATH [--accounts 100000]
-  apps.py db --db PATH --out JSON [--transactions 20000] [--disk vda]
-             [--attach NAME=PATH ...] [--kthread aipu] [--start-cmd CMD]
+  apps.py db --db PATH --out JSON [--transactions 0] [--seconds 60] [--disk vda]
+             [--attach NAME=PATH ...] [--kthread aipu] [--marker DEV] [--start-cmd CMD]
   apps.py files --dir DIR --out JSON [--seconds 20] [--keep 100]
              [--disk vda] [--attach NAME=PATH ...] [--kthread aipu] [--start-cmd CMD]
 
@@ -92,10 +94,14 @@ def cmd_db_prepare(args):
     return 0
 
 
-def transactions(con, n, seed):
+def transactions(con, n, seconds, seed):
+    """Run N transactions (0: no limit) or for SECONDS (0: no limit),
+    whichever ends first; return how many ran."""
     rnd = random.Random(seed)
     accounts = con.execute("SELECT count(*) FROM account").fetchone()[0]
-    for _ in range(n):
+    end = time.monotonic() + seconds if seconds else float("inf")
+    done = 0
+    while (n == 0 or done < n) and time.monotonic() < end:
         acc, tel = rnd.randrange(accounts), rnd.randrange(TELLERS)
         br, delta = tel % BRANCHES, rnd.randint(-99999, 99999)
         con.execute("BEGIN")
@@ -107,6 +113,8 @@ def transactions(con, n, seed):
             (acc, tel, br, delta, time.time(), b"h" * 22),
         )
         con.execute("COMMIT")
+        done += 1
+    return done
 
 
 def file_churn(directory, seconds, keep):
@@ -136,9 +144,11 @@ def measured(args, body):
             die(f"--start-cmd exited with status {rc}: {args.start_cmd}")
     d0 = workload.disk_stat(args.disk) if args.disk else (0, 0)
     c0 = workload.kthread_cpu_ms(args.kthread)
+    marker = workload.marker_read(args.marker)
     t0 = time.monotonic()
     work = body()
     elapsed = time.monotonic() - t0
+    workload.marker_read(args.marker)
     d1 = workload.disk_stat(args.disk) if args.disk else (0, 0)
     c1 = workload.kthread_cpu_ms(args.kthread)
     result = {
@@ -147,6 +157,7 @@ def measured(args, body):
         "work": work,
         "attach": workload.read_attach(args.attach),
         "flusher_cpu_ms": None if c0 is None or c1 is None else c1 - c0,
+        "marker_sector": marker,
     }
     s0 = time.monotonic()
     os.sync()
@@ -170,23 +181,27 @@ def write_result(path, result):
 
 
 def cmd_db(args):
-    if args.transactions < 1:
-        die("--transactions must be at least 1.")
+    if args.transactions < 0 or args.seconds < 0 or not (args.transactions or args.seconds):
+        die("--transactions and --seconds must be >= 0, and one of them positive.")
     if not os.path.exists(args.db):
         die(f"no database {args.db}: create it with 'apps.py db-prepare' first.")
     con = connect(args.db)
 
     def body():
-        transactions(con, args.transactions, args.seed)
-        return {"transactions": args.transactions}
+        return {"transactions": transactions(con, args.transactions, args.seconds, args.seed)}
 
     result = measured(args, body)
     con.close()
-    result["work"]["tps"] = round(args.transactions / result["elapsed_s"], 1)
+    work = result["work"]
+    work["tps"] = round(work["transactions"] / result["elapsed_s"], 1)
+    disk = result.get("disk")
+    if disk and work["transactions"]:
+        per = 1000.0 / work["transactions"]
+        work["disk_writes_per_1000"] = round((disk["write_ios"] + disk["write_ios_sync"]) * per, 1)
     write_result(args.out, result)
     print(
-        f"apps: db {args.label}: {args.transactions} transactions in "
-        f"{result['elapsed_s']:.1f} s ({result['work']['tps']:.0f}/s), "
+        f"apps: db {args.label}: {work['transactions']} transactions in "
+        f"{result['elapsed_s']:.1f} s ({work['tps']:.0f}/s), "
         f"{result.get('disk', {}).get('write_ios', 0)} disk writes"
     )
     return 0
@@ -213,6 +228,7 @@ def common(p):
     p.add_argument("--disk", default="", help="block device name to count I/Os on, e.g. vda")
     p.add_argument("--attach", action="append", default=[], metavar="NAME=PATH")
     p.add_argument("--kthread", default="", help="count this kernel thread's CPU time")
+    p.add_argument("--marker", default="", metavar="DEV", help="read DEV's last page at both ends")
     p.add_argument("--start-cmd", default="", metavar="SHELL_CMD")
     p.add_argument("--label", default="")
     p.add_argument("--seed", type=int, default=1)
@@ -226,7 +242,8 @@ def main(argv=None):
     p.add_argument("--accounts", type=int, default=100000)
     p = sub.add_parser("db", help="run TPC-B-like transactions")
     p.add_argument("--db", required=True)
-    p.add_argument("--transactions", type=int, default=20000)
+    p.add_argument("--transactions", type=int, default=0, help="how many (0: no limit)")
+    p.add_argument("--seconds", type=float, default=60.0, help="at most this long (0: no limit)")
     common(p)
     p = sub.add_parser("files", help="small-file create/write/delete loop")
     p.add_argument("--dir", required=True)

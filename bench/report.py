@@ -66,6 +66,8 @@ WRITES_RE = re.compile(r"trial(\d+)\.writes\.gz")
 # default), while Linux's and pu's flush-alls queue hundreds of requests
 # within a few ms: a 100-ms gap splits the former and keeps the latter whole.
 BURST_GAP_S = 0.1
+# The command name bench-guest.sh gives the marker reads in writes.gz.
+MARKER = "@marker"
 SECTORS_PER_PAGE = 8
 CLAIM_MODEL = "fifo94"
 CLAIM_WORKLOAD = "random"
@@ -307,18 +309,29 @@ def load_json(path):
 
 
 def read_writes(path):
-    """(t_s, pages) per write request in a trial<N>.writes.gz file."""
-    out = []
+    """(t_s, pages) per write request in a trial<N>.writes.gz file.
+
+    Lines whose command is MARKER are the workload's reads at the run's
+    start and end: with both, only the writes between them are kept (not
+    the final sync's), timed from the first."""
+    out, marks = [], []
     try:
         with gzip.open(path, "rt") as f:
             for line in f:
-                parts = line.split(None, 3)
+                parts = line.split()
                 try:
-                    out.append((float(parts[0]), int(parts[2]) / SECTORS_PER_PAGE))
+                    t, pages = float(parts[0]), int(parts[2]) / SECTORS_PER_PAGE
                 except (IndexError, ValueError):
                     continue
+                if parts[3:4] == [MARKER]:
+                    marks.append(t)
+                else:
+                    out.append((t, pages))
     except (OSError, EOFError) as exc:
         warn(f"{path}: unreadable: {exc}")
+    if len(marks) >= 2:
+        start, end = marks[0], marks[1]
+        out = [(t - start, p) for t, p in out if start <= t <= end]
     return out
 
 
@@ -439,7 +452,11 @@ def db_row(data, workload):
         return agg
     agg["elapsed_s"] = mean(t.get("elapsed_s") for t in trials)
     agg["tps"] = mean((t.get("work") or {}).get("tps") for t in trials)
+    agg["transactions"] = mean((t.get("work") or {}).get("transactions") for t in trials)
     agg.update(disk_aggregates(trials))
+    if agg["transactions"] and agg.get("disk_writes") is not None:
+        total = agg["disk_writes"] + (agg.get("sync_writes") or 0)
+        agg["writes_per_1000"] = 1000.0 * total / agg["transactions"]
     agg["aipu"] = aipu_aggregates(trials)
     agg["write_bursts"] = burst_aggregates(data["bursts"])
     return agg
@@ -647,11 +664,14 @@ def read_table(workload, cell):
 
 
 def db_table(cell):
-    header = ["row", "trials", "elapsed s", "transactions/s", "disk writes", "+ sync"]
+    header = ["row", "trials", "elapsed s", "transactions", "transactions/s", "disk writes"]
+    header += ["+ sync", "writes / 1000 tx"]
     lines = []
     for row, a in cell.items():
-        line = [display(row), fmt_trials(a), fmt_ms(a.get("elapsed_s")), fmt_count(a.get("tps"))]
+        line = [display(row), fmt_trials(a), fmt_ms(a.get("elapsed_s"))]
+        line += [fmt_count(a.get("transactions")), fmt_count(a.get("tps"))]
         line += [fmt_count(a.get("disk_writes")), fmt_count(a.get("sync_writes"))]
+        line += [fmt_ms(a.get("writes_per_1000"))]
         lines.append(line + aipu_cells(a))
     return md_table(header + AIPU_HEADER, lines)
 

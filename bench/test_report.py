@@ -295,6 +295,20 @@ class FunctionsTest(unittest.TestCase):
         self.assertEqual(ys, [1 / 8, 4 / 8, 1.0])
         self.assertEqual(report.weighted_median([3, 1, 4]), 3)
 
+    def test_markers_cut_the_trace_to_the_run(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "trial1.writes.gz")
+            with gzip.open(path, "wt") as f:
+                f.write("0.5 100 8 kworker/u4:1\n")  # before the run: left out
+                f.write(f"1.0 4000 8 {report.MARKER}\n")
+                f.write("3.0 200 16 aipu\n")
+                f.write(f"41.0 4000 8 {report.MARKER}\n")
+                f.write("42.0 300 8 python3\n")  # the final sync: left out
+            self.assertEqual(report.read_writes(path), [(2.0, 2.0)])
+            with gzip.open(path, "wt") as f:
+                f.write("0.5 100 8 kworker/u4:1\n3.0 200 16 aipu\n")
+            self.assertEqual(report.read_writes(path), [(0.5, 1.0), (3.0, 2.0)])
+
     def test_log2_buckets(self):
         cases = {0.0: 0, 0.99: 0, 1.0: 1, 1.99: 1, 2.0: 2, 3.9: 2, 4.0: 3, 1000.0: 10}
         for ms, k in cases.items():

@@ -30,8 +30,9 @@ Usage:
   workload.py run --write-file F --read-file F --out JSON [--rate 20]
                   [--duration 75] [--pattern steady|burst|rewrite]
                   [--burst-every 30] [--hot-pages 200] [--hot-share 0.5]
-                  [--disk vda] [--attach NAME=PATH ...]
-                  [--start-cmd SHELL_CMD] [--sync-after] [--label TEXT]
+                  [--disk vda] [--attach NAME=PATH ...] [--kthread NAME]
+                  [--marker /dev/vda] [--start-cmd SHELL_CMD] [--sync-after]
+                  [--label TEXT]
   workload.py probe --write-file F --read-file F --out JSON [--seconds 5]
 
 Python 3 standard library only.
@@ -138,6 +139,24 @@ def thread_cpu(tid):
     """CPU a thread last ran on (field 39 of /proc/self/task/TID/stat)."""
     with open(f"/proc/self/task/{tid}/stat") as f:
         return int(f.read().rsplit(")", 1)[1].split()[36])
+
+
+def marker_read(dev):
+    """An O_DIRECT read of DEV's last page, for blktrace: the benchmark
+    issues one when a run starts and one when it ends, so that the
+    disk's trace can be cut to the run (bench/report.py). Returns its
+    sector, or None without DEV."""
+    if not dev:
+        return None
+    fd = os.open(dev, os.O_RDONLY | os.O_DIRECT)
+    buf = mmap.mmap(-1, PAGE)
+    try:
+        off = (os.lseek(fd, 0, os.SEEK_END) // PAGE - 1) * PAGE
+        os.preadv(fd, [buf], off)
+    finally:
+        buf.close()
+        os.close(fd)
+    return off // 512
 
 
 def kthread_cpu_ms(comm):
@@ -382,6 +401,7 @@ def cmd_run(args):
         if rc != 0:
             die(f"--start-cmd exited with status {rc}: {args.start_cmd}")
     cpu0 = kthread_cpu_ms(args.kthread)
+    marker = marker_read(args.marker)
     run.t0 = time.monotonic()
     for t in threads:
         t.start()
@@ -390,6 +410,7 @@ def cmd_run(args):
     for t in threads:
         t.join()
     elapsed = time.monotonic() - run.t0
+    marker_read(args.marker)
     cpu1 = kthread_cpu_ms(args.kthread)
     os.close(rfd)
 
@@ -422,6 +443,7 @@ def cmd_run(args):
         },
         "attach": read_attach(args.attach),
         "flusher_cpu_ms": None if cpu0 is None or cpu1 is None else round(cpu1 - cpu0, 1),
+        "marker_sector": marker,
     }
     if args.disk:
         rd1, wr1 = disk_stat(args.disk)
@@ -551,6 +573,9 @@ def main(argv=None):
         help="embed PATH's text, read at the end of the run, before any sync",
     )
     r.add_argument("--kthread", default="", help="count this kernel thread's CPU time")
+    r.add_argument(
+        "--marker", default="", metavar="DEV", help="read DEV's last page at start and end"
+    )
     r.add_argument(
         "--start-cmd",
         default="",

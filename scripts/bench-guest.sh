@@ -30,10 +30,11 @@ usage: bench-guest.sh --model NAME [--scheduler none] [--wbt 0|default]
            [--rows "kernel pu aipu ..."] [--overhead-rows "none kernel aipu"]
            [--trials 6] [--trials-other 2] [--duration 45] [--rate 20]
            [--max-age-ms 30000] [--pu-interval-ms 30000] [--burst-every 30]
-           [--db-transactions 20000] [--check]
+           [--db-seconds 60] [--probe-seconds 5] [--check]
 Runs in the guest (needs AIPU_DISK, AIPU_OUT, AIPU_KO); with --check it
 only checks its arguments, anywhere. --trials is for random, --trials-other
-for the other workloads. --max-age-ms also sets Linux's
+for the other workloads. --probe-seconds: how long the service time is
+measured (reads, then as long writes). --max-age-ms also sets Linux's
 dirty_expire_centisecs, so that scaled-down runs scale every policy alike.
 EOF
 }
@@ -64,7 +65,8 @@ rate=20
 max_age_ms=30000
 pu_interval_ms=30000
 burst_every=30
-db_transactions=20000
+db_seconds=60
+probe_seconds=5
 check_only=0
 
 need() {
@@ -86,7 +88,8 @@ while [ $# -gt 0 ]; do
 	--max-age-ms) need "$@"; max_age_ms=$2; shift 2 ;;
 	--pu-interval-ms) need "$@"; pu_interval_ms=$2; shift 2 ;;
 	--burst-every) need "$@"; burst_every=$2; shift 2 ;;
-	--db-transactions) need "$@"; db_transactions=$2; shift 2 ;;
+	--db-seconds) need "$@"; db_seconds=$2; shift 2 ;;
+	--probe-seconds) need "$@"; probe_seconds=$2; shift 2 ;;
 	--check) check_only=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; die "unknown argument '$1': see the usage above." ;;
@@ -94,7 +97,7 @@ while [ $# -gt 0 ]; do
 done
 
 [[ $model =~ ^[a-z0-9_]+$ ]] || die "--model must name the model in lower-case letters and digits (e.g. fifo94), not '$model'."
-for v in trials trials_other duration rate max_age_ms pu_interval_ms burst_every db_transactions; do
+for v in trials trials_other duration rate max_age_ms pu_interval_ms burst_every db_seconds probe_seconds; do
 	[[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 ]] || die "--${v//_/-} must be a positive whole number, not '${!v}'."
 done
 [[ $scheduler =~ ^(none|mq-deadline|bfq|kyber)$ ]] || die "--scheduler must be none, mq-deadline, bfq or kyber, not '$scheduler'."
@@ -163,7 +166,7 @@ cleanup() {
 trap cleanup EXIT
 "$py" "$workload" prepare --dir "$mnt" --write-mib "$write_mib" --read-mib 64
 "$py" "$workload" probe --write-file "$mnt/write.dat" --read-file "$mnt/read.dat" \
-	--out "$AIPU_OUT/probe.json" --seconds 5
+	--out "$AIPU_OUT/probe.json" --seconds "$probe_seconds"
 
 {
 	echo "model $model"
@@ -189,7 +192,8 @@ trap cleanup EXIT
 	echo "max_age_ms $max_age_ms"
 	echo "pu_interval_ms $pu_interval_ms"
 	echo "burst_every_s $burst_every"
-	echo "db_transactions $db_transactions"
+	echo "db_seconds $db_seconds"
+	echo "probe_seconds $probe_seconds"
 	echo "write_file_mib $write_mib"
 	echo "python $("$py" -V 2>&1)"
 	echo "fio $(fio --version 2>/dev/null || echo none)"
@@ -197,7 +201,12 @@ trap cleanup EXIT
 } >>"$AIPU_OUT/env.txt"
 
 # blk_start / blk_stop OUT: the writes queued on the disk meanwhile, as
-# "t_s sector sectors command" lines, gzipped into OUT.
+# "t_s sector sectors command" lines, gzipped into OUT, and the workload's
+# marker reads of the disk's last page (at the run's start and end) as
+# "t_s sector sectors @marker": bench/report.py cuts the trace to the run
+# with them, leaving out the final sync's writes.
+disk_pages=$(($(blockdev --getsize64 "$AIPU_DISK") / 4096))
+marker=$((disk_pages * 8 - 8))
 blk_start() {
 	rm -rf "$blk"
 	mkdir -p "$blk"
@@ -214,7 +223,8 @@ blk_stop() {
 	kill -INT "$blk_pid" 2>/dev/null || true
 	wait "$blk_pid" 2>/dev/null || true
 	blkparse -q -i t -D "$blk" -f '%T.%9t %a %d %S %n %C\n' 2>/dev/null |
-		awk '$2 == "Q" && $3 ~ /W/ { print $1, $4, $5, $6 }' | gzip >"$1"
+		awk -v m="$marker" '$2 == "Q" && $3 ~ /W/ { print $1, $4, $5, $6 }
+			$2 == "Q" && $3 ~ /R/ && $4 == m { print $1, $4, $5, "@marker" }' | gzip >"$1"
 }
 
 # run_cell WORKLOAD ROW TRIAL: one measurement.
@@ -233,7 +243,7 @@ run_cell() {
 	start=${ROW_START:-true}
 	mapfile -t extra < <(row_attach)
 	extra+=(--label "$row")
-	[ "$w" = overhead ] || extra+=(--disk "$dev")
+	[ "$w" = overhead ] || extra+=(--disk "$dev" --marker "$AIPU_DISK")
 	sleep 2
 	log "$w trial $n: $row"
 	[ "$w" = overhead ] || blk_start
@@ -249,7 +259,7 @@ run_cell() {
 			"${extra[@]}" || rc=$?
 		;;
 	db)
-		"$py" "$apps" db --db "$mnt/db.sqlite" --transactions "$db_transactions" \
+		"$py" "$apps" db --db "$mnt/db.sqlite" --seconds "$db_seconds" \
 			--out "$out" --seed "$n" --start-cmd "$start" "${extra[@]}" || rc=$?
 		;;
 	overhead)
