@@ -309,6 +309,26 @@ class FunctionsTest(unittest.TestCase):
                 f.write("0.5 100 8 kworker/u4:1\n3.0 200 16 aipu\n")
             self.assertEqual(report.read_writes(path), [(0.5, 1.0), (3.0, 2.0)])
 
+    def test_steady_scan_from_the_snapshot(self):
+        def trial(snap, end):
+            return {
+                "attach": {"stat": stat_text(*end)},
+                "attach_at": {"t_s": 30.0, "files": {"stat": stat_text(*snap)}},
+            }
+
+        # 30 passes found nothing aged (30 entries, 0 pages), then 10
+        # passes wrote 200 pages scanning 210 entries.
+        agg = report.aipu_aggregates([trial((30, 0), (240, 200)), trial((30, 0), (240, 200))])
+        self.assertAlmostEqual(agg["scanned_per_written"], 420 / 400)
+        self.assertAlmostEqual(agg["scanned_per_written_total"], 480 / 400)
+        self.assertEqual(agg["scan_from_s"], 30.0)
+        # One trial without the snapshot: the whole runs' ratio.
+        agg = report.aipu_aggregates(
+            [trial((30, 0), (240, 200)), {"attach": {"stat": stat_text(240, 200)}}]
+        )
+        self.assertAlmostEqual(agg["scanned_per_written"], 480 / 400)
+        self.assertIsNone(agg["scan_from_s"])
+
     def test_log2_buckets(self):
         cases = {0.0: 0, 0.99: 0, 1.0: 1, 1.99: 1, 2.0: 2, 3.9: 2, 4.0: 3, 1000.0: 10}
         for ms, k in cases.items():

@@ -31,7 +31,8 @@ Usage:
                   [--duration 75] [--pattern steady|burst|rewrite]
                   [--burst-every 30] [--hot-pages 200] [--hot-share 0.5]
                   [--disk vda] [--attach NAME=PATH ...] [--kthread NAME]
-                  [--marker /dev/vda] [--start-cmd SHELL_CMD] [--sync-after]
+                  [--marker /dev/vda] [--snapshot-at S] [--start-cmd SHELL_CMD]
+                  [--sync-after]
                   [--label TEXT]
   workload.py probe --write-file F --read-file F --out JSON [--seconds 5]
 
@@ -220,6 +221,7 @@ class Run:
         self.slow_writes = []
         self.samples = []
         self.reader_tid = 0
+        self.snapshot = None
 
     def fail(self, what, exc):
         self.errors.append(f"{what}: {exc}")
@@ -268,6 +270,18 @@ class Run:
             self.fail("reader", exc)
         finally:
             buf.close()
+
+    def snapshotter(self):
+        """The --attach files as they are --snapshot-at seconds in: with
+        the end's, the counters of the run's steady part (aipu writes
+        nothing before its pages are max_age old)."""
+        due = self.t0 + self.args.snapshot_at - time.monotonic()
+        if due > 0 and self.stop.wait(due):
+            return
+        self.snapshot = {
+            "t_s": round(time.monotonic() - self.t0, 3),
+            "files": read_attach(self.args.attach),
+        }
 
     def sampler(self):
         dev = self.args.disk
@@ -391,6 +405,8 @@ def cmd_run(args):
         threading.Thread(target=run.writer, args=(wfd, plan), name="writer"),
         threading.Thread(target=run.reader, args=(rfd, rsize // PAGE), name="reader"),
     ]
+    if args.snapshot_at > 0 and args.attach:
+        threads.append(threading.Thread(target=run.snapshotter, name="snapshot"))
     if args.disk:
         threads.append(threading.Thread(target=run.sampler, name="sampler"))
         rd0, wr0 = disk_stat(args.disk)
@@ -444,6 +460,7 @@ def cmd_run(args):
         "attach": read_attach(args.attach),
         "flusher_cpu_ms": None if cpu0 is None or cpu1 is None else round(cpu1 - cpu0, 1),
         "marker_sector": marker,
+        "attach_at": run.snapshot,
     }
     if args.disk:
         rd1, wr1 = disk_stat(args.disk)
@@ -573,6 +590,13 @@ def main(argv=None):
         help="embed PATH's text, read at the end of the run, before any sync",
     )
     r.add_argument("--kthread", default="", help="count this kernel thread's CPU time")
+    r.add_argument(
+        "--snapshot-at",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="also read the --attach files S seconds in (0: only at the end)",
+    )
     r.add_argument(
         "--marker", default="", metavar="DEV", help="read DEV's last page at start and end"
     )

@@ -244,7 +244,9 @@ run_cell() {
 	mapfile -t extra < <(row_attach)
 	extra+=(--label "$row")
 	[ "$w" = overhead ] || extra+=(--disk "$dev" --marker "$AIPU_DISK")
-	sleep 2
+	# insmod patched kernel text; let the kprobe optimizer's second patch
+	# (tens of ms later) pass before the clock starts.
+	sleep 1
 	log "$w trial $n: $row"
 	[ "$w" = overhead ] || blk_start
 	local rc=0
@@ -256,6 +258,7 @@ run_cell() {
 		"$py" "$workload" run --write-file "$mnt/write.dat" --read-file "$mnt/read.dat" \
 			--out "$out" --rate "$rate" --duration "$duration" --pattern "$pattern" \
 			--burst-every "$burst_every" --seed "$n" --sync-after --start-cmd "$start" \
+			--snapshot-at $((max_age_ms / 1000)) \
 			"${extra[@]}" || rc=$?
 		;;
 	db)
