@@ -288,7 +288,11 @@ class FunctionsTest(unittest.TestCase):
     def test_burst_gap_rule(self):
         reqs = [(0.25, 2), (0.0, 1), (0.05, 1), (0.149, 1), (1.0, 4), (1.1, 1)]
         # 0.149 -> 0.25 is 101 ms: a new burst; exactly 100 ms is one too.
-        self.assertEqual(report.burst_sizes(reqs), [3, 2, 4, 1])
+        self.assertEqual(report.burst_sizes(reqs, gap_s=0.1), [3, 2, 4, 1])
+        # The default gap keeps a flush-all's trickle (0.3 s apart) whole
+        # and splits once-a-second batches.
+        trickle = [(0.0, 256), (0.3, 8), (0.6, 8), (1.6, 20), (2.6, 20)]
+        self.assertEqual(report.burst_sizes(trickle), [272, 20, 20])
         self.assertEqual(report.burst_sizes([]), [])
         xs, ys = report.cumulative_pages([3, 1, 4])
         self.assertEqual(xs, [1, 3, 4])
