@@ -11,7 +11,8 @@
 #
 # Modes:
 #   full (default)  the whole matrix with Linux's default times (30-s
-#                   expiry): about 2 h 15 min a kernel on a 2-CPU host.
+#                   expiry): an estimated 2 h 15 min a kernel on a 2-CPU host
+#                   (from the cell times of quick runs; not yet timed).
 #   --quick         fifo94 (rows kernel, pu, aipu) and hdd (kernel, aipu),
 #                   the random workload, one trial of 40 s (38 s on hdd)
 #                   with Linux's default times: 15 minutes for both
