@@ -137,13 +137,7 @@ blk=/tmp/aipu-bench-blk
 
 log() { echo "bench-guest: $(date +%T) $*"; }
 
-exec 3>&1 4>&2 > >(tee "$AIPU_OUT/guest.log") 2>&1
-tee_pid=$!
-finish() { # status: let tee write its last lines before the VM powers off
-	exec 1>&3 2>&4
-	wait "$tee_pid" 2>/dev/null || true
-	exit "$1"
-}
+guest_log_start "$AIPU_OUT/guest.log"
 
 pin_tracepoints
 disk_queues "$AIPU_DISK" "$hw_queues"

@@ -103,15 +103,7 @@ mnt=/tmp/aipu-demo
 
 log() { echo "demo-guest: $(date +%T) $*"; }
 
-# A copy of everything this script and the workload print, in case the VM
-# console drops output.
-exec 3>&1 4>&2 > >(tee "$AIPU_OUT/guest.log") 2>&1
-tee_pid=$!
-finish() { # status: let tee write its last lines before the VM powers off
-	exec 1>&3 2>&4
-	wait "$tee_pid" 2>/dev/null || true
-	exit "$1"
-}
+guest_log_start "$AIPU_OUT/guest.log"
 
 pin_tracepoints
 

@@ -13,6 +13,20 @@ export NEED_KO=0
 # The module parameters a row may set (the policy is the row's first word).
 ROW_KNOBS="max_age_ms period_ms pu_interval_ms stage_interval_ms stage_batch write_alloc pace max_batch"
 
+# guest_log_start FILE: from now on a copy of everything the script and
+# its children print goes to FILE too, in case the VM console drops output.
+# End the script with finish STATUS.
+guest_log_start() {
+	exec 3>&1 4>&2 > >(tee "$1") 2>&1
+	tee_pid=$!
+}
+# finish STATUS: let tee write its last lines before the VM powers off.
+finish() {
+	exec 1>&3 2>&4
+	wait "$tee_pid" 2>/dev/null || true
+	exit "$1"
+}
+
 # row_file ROW: the row's name in file names (':' and ',' written '+').
 row_file() {
 	echo "${1//[:,]/+}"
