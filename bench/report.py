@@ -739,22 +739,24 @@ def cell_table(workload, cell):
     return db_table(cell) if k == "db" else overhead_table(cell)
 
 
-def iops_bps(menv):
-    """The QEMU throttle: env.txt's iops and bps, else its disk fifo:IOPS[:BPS]."""
+def disk_desc(menv):
+    """The host's side of the model, from env.txt's disk (vm.sh's --disk):
+    fifo:IOPS[:BPS] (QEMU's throttle) or serial:MS[:BPS] (nbdkit, strict FIFO)."""
     parts = menv.get("disk", "").split(":")
-    iops = menv.get("iops") or (parts[1] if len(parts) > 1 else "?")
-    bps = menv.get("bps") or (parts[2] if len(parts) > 2 else "0")
-    return iops, bps
+    kind, arg = parts[0], parts[1] if len(parts) > 1 else "?"
+    bps = parts[2] if len(parts) > 2 else "0"
+    cap = "no bandwidth cap"
+    if bps.isdigit() and bps != "0":
+        cap = f"at most {int(bps) / 2**20:.0f} MiB/s"
+    if kind == "serial":
+        return f"a strict FIFO (nbdkit, one request at a time, {arg} ms added to each), {cap}"
+    return f"QEMU's throttle at {arg} IOPS (reads and writes alternate), {cap}"
 
 
 def model_line(model, menv, probe):
-    iops, bps = iops_bps(menv)
-    cap = "no bandwidth cap" if bps == "0" else f"{bps} B/s"
-    if bps.isdigit() and bps != "0":
-        cap = f"{int(bps) / 2**20:.0f} MiB/s"
     g = menv.get
     line = (
-        f"**{model}**: {iops} IOPS, {cap}, scheduler {g('scheduler', '?')}, "
+        f"**{model}**: {disk_desc(menv)}; guest scheduler {g('scheduler', '?')}, "
         f"wbt_lat_usec {g('wbt_lat_usec', '?')}, {g('hw_queues', '?')} hardware queue(s) "
         f"of {g('nr_requests', '?')} requests. "
     )

@@ -31,7 +31,7 @@ ROOT_ENV = {
     "models": "fifo94",
 }
 MODEL_ENV = {
-    "disk": "fifo:55",
+    "disk": "serial:16",
     "model": "fifo94",
     "scheduler": "none",
     "wbt_lat_usec": "0",
@@ -241,7 +241,11 @@ class TablesTest(TreeTest):
     def test_header_and_model_line(self):
         _, summary, md, _ = self.report()
         self.assertIn("kernel 6.1.0-test; QEMU 7.2.0; fio 3.33; commit abc1234", md)
-        self.assertIn("**fifo94**: 55 IOPS, no bandwidth cap, scheduler none", md)
+        self.assertIn(
+            "**fifo94**: a strict FIFO (nbdkit, one request at a time, 16 ms added to each), "
+            "no bandwidth cap; guest scheduler none",
+            md,
+        )
         self.assertIn("read mean 18.2 ms, p99 19.5 ms; write mean 18.4 ms", md)
         self.assertEqual(summary["models"]["fifo94"]["probe"]["read"]["count"], 300)
         self.assertIn("not drawn (--no-plots)", md)

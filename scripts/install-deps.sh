@@ -12,9 +12,9 @@ command -v apt-get >/dev/null || die "this script expects Debian 12 (apt-get not
 export DEBIAN_FRONTEND=noninteractive
 
 stamp=/var/lib/aipu-deps.stamp
-want_version=4
+want_version=5
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_version" ] &&
-	command -v vng >/dev/null && command -v ruff >/dev/null &&
+	command -v vng >/dev/null && command -v ruff >/dev/null && command -v nbdkit >/dev/null &&
 	ls /lib/modules/*/build >/dev/null 2>&1; then
 	echo "install-deps: already installed ($stamp)"
 	exit 0
@@ -32,7 +32,7 @@ apt-get install -y -qq --no-install-recommends \
 	linux-image-amd64 linux-headers-amd64 \
 	"linux-image-${k612}-unsigned" "linux-headers-${k612}" \
 	linux-source-6.1 \
-	qemu-system-x86 qemu-utils \
+	qemu-system-x86 qemu-utils nbdkit \
 	fio blktrace e2fsprogs xfsprogs util-linux procps \
 	busybox-static sparse shellcheck \
 	python3-numpy python3-matplotlib \

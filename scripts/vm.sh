@@ -4,7 +4,7 @@
 # Boot one installed kernel under QEMU (TCG, through virtme-ng) and run a
 # command in it; the command's exit status becomes this script's.
 #
-#   scripts/vm.sh --kernel KVER [--disk none|nullblk|fifo[:IOPS[:BPS]]]
+#   scripts/vm.sh --kernel KVER [--disk none|nullblk|fifo[:IOPS[:BPS]]|serial:MS[:BPS]]
 #                 [--disk-size MiB] [--memory 2G] [--cpus 2] [--out HOSTDIR]
 #                 [--timeout SECONDS] [--image PATH] [--verbose] -- COMMAND...
 #
@@ -29,6 +29,14 @@
 #   fifo[:N[:B]] a sparse raw image on the host served as virtio-blk with
 #              QEMU's I/O throttling at N IOPS (default 60) and, with B,
 #              at most B bytes a second: /dev/vda.
+#              QEMU's throttle keeps reads and writes in separate queues
+#              and alternates between them: not a FIFO.
+#   serial:MS[:BPS] the same image served by nbdkit over a Unix socket,
+#              one request at a time in the order they arrive, each taking
+#              MS milliseconds more than the host's own I/O and, with BPS,
+#              at most BPS bytes a second: a strict FIFO disk (a read waits
+#              behind every write queued before it, as on the paper's
+#              disks): /dev/vda.
 #              The image lives under $TMPDIR (default /tmp), which must
 #              support O_DIRECT (cache=none): not tmpfs. With --image
 #              PATH the disk is that existing raw file instead, and it
@@ -157,9 +165,17 @@ installed_kernels() {
 
 iops=""
 bps=0
-bps_opt=""
+serial_ms=""
 case "$disk" in
 none | nullblk) ;;
+serial:*)
+	serial_ms=${disk#serial:}
+	case "$serial_ms" in *:*) bps=${serial_ms#*:} serial_ms=${serial_ms%%:*} ;; esac
+	[[ $serial_ms =~ ^[1-9][0-9]*$ ]] || die_usage "--disk serial:MS needs a positive whole number of milliseconds a request, not '$serial_ms'."
+	[[ $bps =~ ^[0-9]+$ ]] || die_usage "--disk serial:MS:BPS needs a whole number of bytes a second (0: no cap), not '$bps'."
+	command -v nbdkit >/dev/null || die "--disk serial needs nbdkit: run scripts/install-deps.sh (or apt-get install nbdkit)."
+	disk=serial
+	;;
 fifo) iops=60 ;;
 fifo:*)
 	iops=${disk#fifo:}
@@ -168,9 +184,9 @@ fifo:*)
 	[[ $bps =~ ^[0-9]+$ ]] || die_usage "--disk fifo:IOPS:BPS needs a whole number of bytes a second (0: no cap), not '$bps'."
 	disk=fifo
 	;;
-*) die_usage "--disk must be none, nullblk or fifo[:IOPS[:BPS]], not '$disk'." ;;
+*) die_usage "--disk must be none, nullblk, fifo[:IOPS[:BPS]] or serial:MS, not '$disk'." ;;
 esac
-[ -z "$image" ] || [ "$disk" = fifo ] || die_usage "--image needs --disk fifo[:IOPS]."
+[ -z "$image" ] || [ "$disk" = fifo ] || [ "$disk" = serial ] || die_usage "--image needs --disk fifo[:IOPS] or serial:MS."
 
 command -v vng >/dev/null || die "vng (virtme-ng) is not installed: run scripts/install-deps.sh."
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is not installed: run scripts/install-deps.sh."
@@ -187,16 +203,19 @@ out=$(cd "$out" && pwd)
 
 ctl=$(mktemp -d "${TMPDIR:-/tmp}/aipu-vm.XXXXXX")
 [[ $ctl =~ ^[A-Za-z0-9_./+-]+$ ]] || die "temporary directory '$ctl' has unusual characters: set TMPDIR to a plain path."
-trap 'rm -rf "$ctl"' EXIT
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	if [ -s "$ctl/nbdkit.pid" ]; then
+		kill "$(cat "$ctl/nbdkit.pid")" 2>/dev/null || true
+	fi
+	rm -rf "$ctl"
+}
+trap cleanup EXIT
 
 guest_disk=""
 qemu_opts=()
-case "$disk" in
-nullblk) guest_disk=/dev/nullb0 ;;
-fifo)
-	guest_disk=/dev/vda
+disk_image() { # sets img: --image's file, or a new sparse one in $ctl
 	img="$ctl/disk.img"
-	[ "$bps" -eq 0 ] || bps_opt=",throttling.bps-total=$bps"
 	if [ -n "$image" ]; then
 		[ -f "$image" ] || die_usage "--image $image: no such file (create it first, e.g. truncate -s 256M)."
 		img=$(cd "$(dirname "$image")" && pwd)/$(basename "$image")
@@ -204,7 +223,29 @@ fifo)
 	else
 		truncate -s "${disk_size}M" "$img"
 	fi
+}
+case "$disk" in
+nullblk) guest_disk=/dev/nullb0 ;;
+fifo)
+	guest_disk=/dev/vda
+	disk_image
+	bps_opt=""
+	[ "$bps" -eq 0 ] || bps_opt=",throttling.bps-total=$bps"
 	qemu_opts=(--qemu-opts="-drive file=$img,if=none,id=d0,format=raw,cache=none,aio=threads,throttling.iops-total=$iops$bps_opt -device virtio-blk-pci,drive=d0")
+	;;
+serial)
+	guest_disk=/dev/vda
+	disk_image
+	# One worker thread (-t 1): nbdkit reads the next request only when it
+	# has answered the last, and QEMU's NBD client queues the rest in
+	# order. The delay and rate filters sleep in that thread, so requests
+	# are served strictly one after another. (The rate filter counts bits.)
+	rate=()
+	[ "$bps" -eq 0 ] || rate=(--filter=rate rate=$((bps * 8)))
+	nbdkit -U "$ctl/nbd.sock" -P "$ctl/nbdkit.pid" -t 1 --filter=delay "${rate[@]}" \
+		file "$img" cache=none rdelay="${serial_ms}ms" wdelay="${serial_ms}ms" ||
+		die "nbdkit did not start on $img."
+	qemu_opts=(--qemu-opts="-drive file=nbd+unix:///?socket=$ctl/nbd.sock,if=none,id=d0,format=raw -device virtio-blk-pci,drive=d0")
 	;;
 esac
 
@@ -250,7 +291,9 @@ EOF
 } >"$wrapper"
 chmod +x "$wrapper"
 
-echo "$prog: booting $kver (disk: $disk${iops:+ at $iops IOPS}${bps_opt:+ and $bps B/s}, memory $memory, $cpus cpus, out: $out, timeout ${tmo}s)" >&2
+cap=""
+[ "$bps" -eq 0 ] || cap=" and at most $bps B/s"
+echo "$prog: booting $kver (disk: $disk${iops:+ at $iops IOPS}${serial_ms:+, $serial_ms ms a request}$cap, memory $memory, $cpus cpus, out: $out, timeout ${tmo}s)" >&2
 # QEMU reopens /proc/self/fd/1 and 2 for each console port: on a regular
 # file every open truncates it and writes at its own offset, so lines
 # overwrite each other. A pipe keeps the output whole when ours is a file.
