@@ -137,9 +137,13 @@ def hctx_busy(paths):
 
 
 def thread_cpu(tid):
-    """CPU a thread last ran on (field 39 of /proc/self/task/TID/stat)."""
-    with open(f"/proc/self/task/{tid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[36])
+    """CPU a thread last ran on (field 39 of /proc/self/task/TID/stat), or
+    -1 once it has ended (the reader stops before the sampler does)."""
+    try:
+        with open(f"/proc/self/task/{tid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[36])
+    except OSError:
+        return -1
 
 
 def marker_read(dev):

@@ -28,12 +28,14 @@ usage() {
 usage: bench-guest.sh --model NAME [--scheduler none] [--wbt 0|default]
            [--hw-queues 1] [--workloads "random bursty rewrite db overhead"]
            [--rows "kernel pu aipu ..."] [--overhead-rows "none kernel aipu"]
-           [--trials 6] [--trials-other 2] [--duration 45] [--rate 20]
+           [--trials 6] [--trials-other 2] [--first-trial 1]
+           [--duration 45] [--rate 20]
            [--max-age-ms 30000] [--pu-interval-ms 30000] [--burst-every 30]
            [--db-seconds 60] [--probe-seconds 5] [--check]
 Runs in the guest (needs AIPU_DISK, AIPU_OUT, AIPU_KO); with --check it
 only checks its arguments, anywhere. --trials is for random, --trials-other
-for the other workloads. --probe-seconds: how long the service time is
+for the other workloads; --first-trial numbers random's trials from N (to
+add trials to the cells of an earlier boot). --probe-seconds: how long the service time is
 measured (reads, then as long writes). --max-age-ms also sets Linux's
 dirty_expire_centisecs, so that scaled-down runs scale every policy alike.
 EOF
@@ -59,6 +61,7 @@ workloads="random bursty rewrite db overhead"
 rows="kernel pu aipu"
 overhead_rows="none kernel aipu"
 trials=6
+first_trial=1
 trials_other=2
 duration=45
 rate=20
@@ -83,6 +86,7 @@ while [ $# -gt 0 ]; do
 	--overhead-rows) need "$@"; overhead_rows=$2; shift 2 ;;
 	--trials) need "$@"; trials=$2; shift 2 ;;
 	--trials-other) need "$@"; trials_other=$2; shift 2 ;;
+	--first-trial) need "$@"; first_trial=$2; shift 2 ;;
 	--duration) need "$@"; duration=$2; shift 2 ;;
 	--rate) need "$@"; rate=$2; shift 2 ;;
 	--max-age-ms) need "$@"; max_age_ms=$2; shift 2 ;;
@@ -97,7 +101,7 @@ while [ $# -gt 0 ]; do
 done
 
 [[ $model =~ ^[a-z0-9_]+$ ]] || die "--model must name the model in lower-case letters and digits (e.g. fifo94), not '$model'."
-for v in trials trials_other duration rate max_age_ms pu_interval_ms burst_every db_seconds probe_seconds; do
+for v in trials trials_other first_trial duration rate max_age_ms pu_interval_ms burst_every db_seconds probe_seconds; do
 	[[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 ]] || die "--${v//_/-} must be a positive whole number, not '${!v}'."
 done
 [[ $scheduler =~ ^(none|mq-deadline|bfq|kyber)$ ]] || die "--scheduler must be none, mq-deadline, bfq or kyber, not '$scheduler'."
@@ -180,6 +184,7 @@ trap cleanup EXIT
 	echo "overhead_rows $overhead_rows"
 	echo "workloads $workloads"
 	echo "trials $trials"
+	echo "first_trial $first_trial"
 	echo "trials_other $trials_other"
 	echo "duration_s $duration"
 	echo "rate_per_s $rate"
@@ -276,14 +281,14 @@ run_cell() {
 
 status=0
 for w in $workloads; do
-	n_trials=$trials_other
-	[ "$w" = random ] && n_trials=$trials
+	first=1 n_trials=$trials_other
+	[ "$w" = random ] && first=$first_trial n_trials=$trials
 	w_rows=$rows
 	[ "$w" = overhead ] && w_rows=$overhead_rows
 	if [ "$w" = db ]; then
 		"$py" "$apps" db-prepare --db "$mnt/db.sqlite"
 	fi
-	for n in $(seq "$n_trials"); do
+	for n in $(seq "$first" $((first + n_trials - 1))); do
 		for row in $w_rows; do
 			run_cell "$w" "$row" "$n" || status=1
 		done

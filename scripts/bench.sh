@@ -110,6 +110,15 @@ model_args() {
 		;;
 	esac
 }
+# model_timeout MODEL: seconds its boot may take (vm.sh kills it after):
+# about twice what the cells take (~70 s a 45-s cell, ~110 s a db cell).
+model_timeout() {
+	case "$mode:$1" in
+	full:fifo94) echo 10800 ;;
+	full:*) echo 5400 ;;
+	*) echo 1800 ;;
+	esac
+}
 for m in $models; do
 	model_disk "$m" >/dev/null
 done
@@ -163,6 +172,7 @@ for k in $kernels; do
 		echo "qemu $(qemu-system-x86_64 --version | head -n 1)"
 		echo "virtme_ng $(vng --version 2>/dev/null | head -n 1)"
 		echo "fio $(fio --version)"
+		echo "nbdkit $(nbdkit --version 2>/dev/null || echo none)"
 		echo "models $models"
 		echo "host_cpus $(nproc)"
 		echo "host_load_before $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -175,7 +185,7 @@ for k in $kernels; do
 		model_args "$m"
 		set +e
 		"$root/scripts/vm.sh" --kernel "$k" --disk "$disk" --disk-size 2048 --memory 2G \
-			--cpus 2 --out "$dir/$m" --verbose -- \
+			--cpus 2 --timeout "$(model_timeout "$m")" --out "$dir/$m" --verbose -- \
 			"$root/scripts/bench-guest.sh" "${ARGS[@]}" 2>&1 | cat
 		rc=${PIPESTATUS[0]}
 		set -e

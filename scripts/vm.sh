@@ -240,10 +240,14 @@ serial)
 	# has answered the last, and QEMU's NBD client queues the rest in
 	# order. The delay and rate filters sleep in that thread, so requests
 	# are served strictly one after another. (The rate filter counts bits.)
-	rate=()
-	[ "$bps" -eq 0 ] || rate=(--filter=rate rate=$((bps * 8)))
-	nbdkit -U "$ctl/nbd.sock" -P "$ctl/nbdkit.pid" -t 1 --filter=delay "${rate[@]}" \
-		file "$img" cache=none rdelay="${serial_ms}ms" wdelay="${serial_ms}ms" ||
+	# Filters come before the plugin, their parameters after it.
+	filters=(--filter=delay) params=(rdelay="${serial_ms}ms" wdelay="${serial_ms}ms")
+	if [ "$bps" -ne 0 ]; then
+		filters+=(--filter=rate)
+		params+=(rate=$((bps * 8)))
+	fi
+	nbdkit -U "$ctl/nbd.sock" -P "$ctl/nbdkit.pid" -t 1 "${filters[@]}" \
+		file "$img" cache=none "${params[@]}" ||
 		die "nbdkit did not start on $img."
 	qemu_opts=(--qemu-opts="-drive file=nbd+unix:///?socket=$ctl/nbd.sock,if=none,id=d0,format=raw -device virtio-blk-pci,drive=d0")
 	;;
