@@ -13,7 +13,7 @@
 #                      (TRIALS=10 per policy and kernel; ~45 s a trial)
 # make bench           the benchmark suite (bench/README.md): device model x
 #                      policy x workload on 6.1 and 6.12, tables and plots
-#                      in bench/results/ (estimated ~2 h 15 min a kernel);
+#                      in bench/results/ (~2 h 15 min a kernel: docs/results.md);
 #                      QUICK=1: a small matrix, under 15 minutes;
 #                      KVERS="..." to pick kernels, MODELS="..." models
 

@@ -11,12 +11,12 @@
 #
 # Modes:
 #   full (default)  the whole matrix with Linux's default times (30-s
-#                   expiry): an estimated 2 h 15 min a kernel on a 2-CPU host
-#                   (from the cell times of quick runs; not yet timed).
+#                   expiry): about 2 h 15 min a kernel on a 2-CPU host (the
+#                   2026-11-23 run on 6.1, made in parts: docs/results.md).
 #   --quick         fifo94 (rows kernel, pu, aipu) and hdd (kernel, aipu),
 #                   the random workload, one trial of 40 s (38 s on hdd)
 #                   with Linux's default times: 15 minutes for both
-#                   kernels (915 s measured with 40 s and a 3-s probe).
+#                   kernels (817 s measured on 2026-11-23).
 #                   (Scaled-down times do not do: a 10-s expiry gives
 #                   bursts of 200 writes, which fit in the disk queue's
 #                   256 tags, and no read waits behind them.)
@@ -44,7 +44,7 @@
 # scripts/demo-guest.sh and ../shared/notes/environment.md). fifo94 was
 # QEMU's throttle at 55 IOPS until 2026-11-23: the throttle alternates
 # reads and writes, so a read waited for a free tag (~0.3 s), not for the
-# burst (results of that model: bench/results/*-quick/ of that date).
+# burst (its quick results are in git history before commit 55008c4).
 set -euo pipefail
 
 die() {
