@@ -58,18 +58,11 @@ rows_check() {
 	done
 }
 
-# pin_tracepoints: hold the trace events aipu hooks on (ring buffer off)
-# for the whole boot, so that insmod and rmmod between rows do not patch
-# kernel text: under TCG that can kill a 6.12 guest (tests/vm/lib.sh,
-# tracepoints_pin).
+# pin_tracepoints: hold the points aipu hooks for the whole boot, so that
+# insmod and rmmod between rows patch no kernel text (scripts/hold-hooks.sh
+# says why: under TCG that can kill a guest).
 pin_tracepoints() {
-	local tracefs=/sys/kernel/tracing e
-	mountpoint -q "$tracefs" || mount -t tracefs none "$tracefs" 2>/dev/null || return 0
-	echo 0 >"$tracefs/tracing_on" || true
-	for e in writeback_dirty_folio writeback_mark_inode_dirty; do
-		echo 1 >"$tracefs/events/writeback/$e/enable" ||
-			echo "note: could not hold trace event $e on" >&2
-	done
+	"$GUEST_LIB_DIR/hold-hooks.sh" || echo "note: could not hold aipu's hook points" >&2
 }
 
 # disk_queues DISK N|auto: give DISK N request queues (virtio_blk is a

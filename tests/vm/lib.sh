@@ -270,24 +270,11 @@ fs_umount() {
 }
 
 # -------------------------------------------------------------- tracepoints
-# tracepoints_pin: enable the two trace events aipu hooks, with the ftrace
-# ring buffer off, for the rest of the boot. Their static keys then stay on
-# and aipu's insmod and rmmod only add and remove a probe, without patching
-# kernel text. Under QEMU's TCG the 6.12 guest dies ("Oops: int3" in
-# __folio_mark_dirty, then a panic) when a tracepoint is switched on or off
-# while another vCPU runs through it: tests/vm/repro_tcg_int3.sh shows it
-# without aipu, in a few hundred switches. On real hardware switching
-# tracepoints is routine; the pin only keeps the emulator's bug out of the
-# results.
-AIPU_TRACEPOINTS="writeback_dirty_folio writeback_mark_inode_dirty"
-tracepoints_pin() {
-	local t=/sys/kernel/tracing e
-	mountpoint -q "$t" || mount -t tracefs none "$t" 2>/dev/null || return 1
-	echo 0 >"$t/tracing_on" || return 1
-	for e in $AIPU_TRACEPOINTS; do
-		echo 1 >"$t/events/writeback/$e/enable" || return 1
-	done
-}
+# tracepoints_pin: hold the points aipu hooks (its trace events and its
+# kprobe) for the rest of the boot, with ftrace's buffers off, so that
+# aipu's insmod and rmmod patch no kernel text: scripts/hold-hooks.sh says
+# why (QEMU TCG's int3 bug) and how.
+tracepoints_pin() { bash "$TESTS_DIR/../../scripts/hold-hooks.sh"; }
 
 # ---------------------------------------------------------------- blktrace
 debugfs_mount() {

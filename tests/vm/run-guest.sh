@@ -57,7 +57,7 @@ echo "run-guest: kernel $(uname -r), ${#tests[@]} test(s), AIPU_KO=${AIPU_KO:-un
 dmesg >"$AIPU_OUT/boot.dmesg" 2>/dev/null || true
 # See lib.sh: keeps QEMU TCG's text-patching bug out of every test's result.
 if tracepoints_pin; then
-	echo "run-guest: trace events $AIPU_TRACEPOINTS held on (ring buffer off)"
+	echo "run-guest: aipu's trace events and kprobe site held (scripts/hold-hooks.sh)"
 else
 	echo "run-guest: note: could not hold the trace events on; insmod/rmmod patch kernel text" >&2
 fi
