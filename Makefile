@@ -16,12 +16,15 @@
 #                      in bench/results/ (~2 h 15 min a kernel: docs/results.md);
 #                      QUICK=1: a small matrix, under 15 minutes;
 #                      KVERS="..." to pick kernels, MODELS="..." models
+# make stress         churn stress (tests/vm/t_stress.sh) for STRESS_SECONDS
+#                      (1800) on every installed kernel, or KVER=..;
+#                      make check runs it for 120 s
 
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(lastword $(sort $(wildcard /lib/modules/*/build))))
 MDIR := $(CURDIR)
 
-.PHONY: all modules clean check unit vmtest run lint sparse allkernels crashtest bench
+.PHONY: all modules clean check unit vmtest run lint sparse allkernels crashtest bench stress
 
 all modules:
 	@test -n "$(KDIR)" || { echo "No kernel headers found: run scripts/install-deps.sh (or set KDIR=)." >&2; exit 1; }
@@ -56,6 +59,14 @@ sparse:
 TRIALS ?= 10
 crashtest: allkernels
 	scripts/crashtest.sh --trials $(TRIALS)
+
+STRESS_SECONDS ?= 1800
+stress: allkernels
+	@expr '$(STRESS_SECONDS)' : '[0-9][0-9]*$$' >/dev/null && [ '$(STRESS_SECONDS)' -ge 30 ] || \
+		{ echo "STRESS_SECONDS must be a whole number of seconds, at least 30, not '$(STRESS_SECONDS)'." >&2; exit 2; }
+	AIPU_TESTS=t_stress AIPU_STRESS_SECONDS=$(STRESS_SECONDS) \
+		AIPU_TEST_TIMEOUT=$$(($(STRESS_SECONDS) + 900)) \
+		AIPU_VM_TIMEOUT=$$(($(STRESS_SECONDS) + 1500)) scripts/vmtest.sh $(KVER)
 
 bench: allkernels
 	scripts/bench.sh $(if $(QUICK),--quick) $(if $(KVERS),--kernels "$(KVERS)") \
