@@ -332,7 +332,12 @@ for k in "${KEYS[@]}"; do worker_stop "$k"; done
 assert_eq 0 "$WORKER_ERRORS" "every worker ended without an I/O error"
 ops=$(cat "$TEST_TMP"/worker-*.log | sed -n 's/^churn: \([0-9]*\) operations.*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
 assert_gt "$ops" 1000 "the workers made changes"
-grep -h '^churn: [0-9]' "$TEST_TMP"/worker-*.log | sed 's/^/# /' | head -n 20
+# Totals by kind over every worker run (restarts included); awk reads all
+# its input, so no pipe closes early (a "| head" here ended a 30-min run
+# with SIGPIPE under pipefail).
+cat "$TEST_TMP"/worker-*.log | awk -F'[(=) ]+' '/^churn: [0-9]+ operations/ {
+	for (i = 4; i < NF; i += 2) n[$i] += $(i + 1)
+} END { printf "# worker operations by kind:"; for (k in n) printf " %s=%d", k, n[k]; print "" }'
 # dirty_kb: dirty + under-writeback page cache in the whole guest, in kB,
 # exact (stat_refresh folds every CPU's pending deltas first; the bdi
 # counters in debugfs are per-CPU estimates, off by up to 16 pages a CPU).
