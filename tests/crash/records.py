@@ -4,13 +4,15 @@
 from the host.
 
     records.py prepare FILE SLOTS EXTENTS_OUT
-    records.py write FILE LOG --rate R --run-min S --run-max S [--seed N]
-    records.py check IMAGE EXTENTS LOG --bound-ms MS [--json OUT]
+    records.py write FILE LOG --rate R --run-min S --run-max S [--seed N] [--append]
+    records.py check IMAGE EXTENTS LOG --bound-ms MS [--also-bound-ms MS] [--json OUT]
+    records.py recover IMAGE OUT [--path /rec.dat] [--fsck-log FILE]
+    records.py check-file FILE LOG --bound-ms MS [--also-bound-ms MS] [--json OUT]
 
 A record is one 4 KiB page of FILE: a header (magic, slot, sequence
 number, the guest's CLOCK_MONOTONIC time of the write in ns), a payload made
 from them, and a CRC32 of it all, so a torn or stale page is told apart from
-the version that should be there.
+the version that should be there. Slot N is always at byte N * 4096.
 
 prepare writes SLOTS records of sequence 0 (real blocks, not unwritten
 extents, so later overwrites go straight to their blocks), fsyncs, and
@@ -19,15 +21,30 @@ the records straight from the disk image, as an O_DIRECT read would.
 
 write overwrites random slots at RATE records/s with buffered writes (no
 fsync), and after each write() returns appends "w SLOT SEQ T_NS" to LOG (a
-file on the host, through 9p). After a random run time in [run-min,
-run-max] s it appends "reset T_NS" and hard-resets the guest (sysrq b: no
-sync, no unmount).
+file on the host, through 9p). With --append it writes record N (slot N,
+sequence N + 1) at the end of FILE instead, which starts empty. After a
+random run time in [run-min, run-max] s it appends "reset T_NS" and
+hard-resets the guest (sysrq b: no sync, no unmount).
 
 check finds, for every slot, the newest version written more than
 BOUND_MS before the reset: the disk must hold that version or a newer one.
 It prints one line: records checked, violations, and the age at the reset
 of the oldest write that did not reach the disk (lost ones include
-those inside the bound, which may be lost). Exit status 1 on a violation.
+those inside the bound, which may be lost); every write older than that
+was safe. --also-bound-ms counts, without judging, the violations of a
+second bound (a measurement). Exit status 1 on a violation.
+
+recover, on the host, for a file whose extents are not known before the
+writes (appends: ext4 allocates at writeback): runs `e2fsck -fy IMAGE`
+(which replays an ext4 journal in user space, or repairs ext2), then
+`debugfs -R "dump -p PATH OUT" IMAGE`, without mounting anything. IMAGE is
+changed: use a throw-away copy. A file the recovered file system does not
+have is written as an empty OUT (everything lost). Exit status 2 if e2fsck
+could not repair the file system or debugfs failed.
+
+check-file judges such a recovered FILE as check judges the image: the
+record of slot N must be at byte N * 4096; a page past the end of FILE, a
+hole, zeros or a torn page hold nothing.
 """
 
 import argparse
@@ -36,6 +53,7 @@ import json
 import os
 import random
 import struct
+import subprocess
 import sys
 import time
 import zlib
@@ -106,8 +124,9 @@ def cmd_prepare(args):
 
 def cmd_write(args):
     rng = random.Random(args.seed)
-    size = os.path.getsize(args.file)
-    slots = size // PAGE
+    slots = os.path.getsize(args.file) // PAGE
+    if not args.append and not slots:
+        sys.exit("records: FILE is empty: run prepare first, or write with --append.")
     run = rng.uniform(args.run_min, args.run_max)
     fd = os.open(args.file, os.O_WRONLY)
     log = open(args.log, "w", buffering=1)
@@ -116,7 +135,8 @@ def cmd_write(args):
     nxt = start
     while time.monotonic() - start < run:
         seq += 1
-        slot = rng.randrange(slots)
+        # Appending: record N at the end of the file, slot N, sequence N + 1.
+        slot = seq - 1 if args.append else rng.randrange(slots)
         t_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
         os.pwrite(fd, record(slot, seq, t_ns), slot * PAGE)
         log.write(f"w {slot} {seq} {t_ns}\n")
@@ -172,44 +192,143 @@ def judge(writes, reset_ns, disk, bound_ns):
     return viol, oldest_lost
 
 
-def cmd_check(args):
-    with open(args.extents) as f:
-        ext = json.load(f)
+def read_file(path):
+    """{slot: (seq, t_ns) or None} of a recovered file: slot N at byte N * PAGE."""
+    out = {}
+    with open(path, "rb") as f:
+        data = f.read()
+    for off in range(0, len(data), PAGE):
+        slot = off // PAGE
+        r = parse(data[off : off + PAGE])
+        out[slot] = (r[1], r[2]) if r and r[0] == slot else None
+    return out
+
+
+def read_log(path):
+    """([(slot, seq, t_ns)], reset_ns or None) from a writer's log."""
     writes, reset_ns = [], None
-    with open(args.log) as f:
+    with open(path) as f:
         for line in f:
             w = line.split()
             if len(w) == 4 and w[0] == "w":
                 writes.append((int(w[1]), int(w[2]), int(w[3])))
             elif len(w) == 2 and w[0] == "reset":
                 reset_ns = int(w[1])
-    if reset_ns is None or not writes:
-        print("check: the log has no reset line or no writes: the trial did not run.")
-        return 2
-    disk = read_disk(args.image, ext)
-    viol, oldest = judge(writes, reset_ns, disk, args.bound_ms * 1000000)
-    checked = sum(1 for s, q, t in writes if reset_ns - t > args.bound_ms * 1000000)
+    return writes, reset_ns
+
+
+def verdict(writes, reset_ns, disk, bound_ms, also_bound_ms=None):
+    """The result of a trial (a dict, see report()) from the disk's records."""
+    viol, oldest = judge(writes, reset_ns, disk, bound_ms * 1000000)
+    checked = sum(1 for s, q, t in writes if reset_ns - t > bound_ms * 1000000)
     # The youngest version found on the disk as written: when the last
     # write that made it was made.
     held = [reset_ns - t for s, q, t in writes if disk.get(s) and disk[s][0] == q]
+    # A write is lost when neither it nor a newer version of its slot is
+    # on the disk.
+    lost = sum(1 for s, q, t in writes if not disk.get(s) or disk[s][0] < q)
     res = {
         "writes": len(writes),
         "due": checked,
         "violations": len(viol),
         "oldest_lost_ms": oldest // 1000000,
+        "lost": lost,
         "run_ms": (reset_ns - writes[0][2]) // 1000000,
         "youngest_on_disk_ms": min(held) // 1000000 if held else None,
+        "bound_ms": bound_ms,
         "examples": viol[:5],
     }
-    print(
+    if also_bound_ms is not None:
+        also, _ = judge(writes, reset_ns, disk, also_bound_ms * 1000000)
+        res["also_bound_ms"] = also_bound_ms
+        res["also_due"] = sum(1 for s, q, t in writes if reset_ns - t > also_bound_ms * 1000000)
+        res["also_violations"] = len(also)
+    return res
+
+
+def report(res, json_out):
+    """Print the result's line, write its JSON; exit status 1 on a violation."""
+    line = (
         f"writes {res['writes']} due {res['due']} violations {res['violations']} "
         f"oldest_lost_ms {res['oldest_lost_ms']} youngest_on_disk_ms "
         f"{res['youngest_on_disk_ms']} run_ms {res['run_ms']}"
     )
-    if args.json:
-        with open(args.json, "w") as f:
+    if "also_bound_ms" in res:
+        line += (
+            f" (measured against {res['also_bound_ms']} ms: due {res['also_due']}"
+            f" violations {res['also_violations']})"
+        )
+    print(line)
+    if json_out:
+        with open(json_out, "w") as f:
             json.dump(res, f)
-    return 1 if viol else 0
+    return 1 if res["violations"] else 0
+
+
+def load_log(path):
+    try:
+        writes, reset_ns = read_log(path)
+    except FileNotFoundError:
+        writes, reset_ns = [], None
+    if reset_ns is None or not writes:
+        print("check: the log has no reset line or no writes: the trial did not run.")
+        return None, None
+    return writes, reset_ns
+
+
+def cmd_check(args):
+    with open(args.extents) as f:
+        ext = json.load(f)
+    writes, reset_ns = load_log(args.log)
+    if writes is None:
+        return 2
+    disk = read_disk(args.image, ext)
+    return report(verdict(writes, reset_ns, disk, args.bound_ms, args.also_bound_ms), args.json)
+
+
+def cmd_check_file(args):
+    writes, reset_ns = load_log(args.log)
+    if writes is None:
+        return 2
+    disk = read_file(args.file)
+    return report(verdict(writes, reset_ns, disk, args.bound_ms, args.also_bound_ms), args.json)
+
+
+def cmd_recover(args):
+    # e2fsck: 0 clean, 1 errors corrected, 2 corrected (reboot), 4 and more:
+    # left uncorrected, or e2fsck itself failed.
+    fsck = subprocess.run(
+        ["e2fsck", "-fy", args.image], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    if args.fsck_log:
+        with open(args.fsck_log, "w") as f:
+            f.write(fsck.stdout)
+    if fsck.returncode & ~3:
+        print(f"recover: e2fsck -fy exited {fsck.returncode}: the file system was not repaired")
+        return 2
+    if os.path.exists(args.out):
+        os.unlink(args.out)
+    if any(c.isspace() or c == '"' for c in args.path + args.out):
+        sys.exit("records: recover: no blanks or quotes in PATH or OUT (debugfs splits on them).")
+    dump = subprocess.run(
+        ["debugfs", "-R", f"dump -p {args.path} {args.out}", args.image],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    note = ""
+    if not os.path.exists(args.out):
+        if dump.returncode != 0 or "not found" not in dump.stdout:
+            print(f"recover: debugfs could not dump {args.path}: {dump.stdout.strip()}")
+            return 2
+        open(args.out, "wb").close()
+        note = f", {args.path} is not in the recovered file system"
+    replayed = " (journal replayed)" if "recovering journal" in fsck.stdout else ""
+    print(
+        f"recover: e2fsck exit {fsck.returncode}{replayed}, {args.path} "
+        f"{os.path.getsize(args.out)} bytes{note}"
+    )
+    return 0
 
 
 def main(argv=None):
@@ -226,14 +345,33 @@ def main(argv=None):
     p.add_argument("--run-min", type=float, default=6)
     p.add_argument("--run-max", type=float, default=14)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--append", action="store_true")
     p = sub.add_parser("check")
     p.add_argument("image")
     p.add_argument("extents")
     p.add_argument("log")
     p.add_argument("--bound-ms", type=int, required=True)
+    p.add_argument("--also-bound-ms", type=int)
+    p.add_argument("--json")
+    p = sub.add_parser("recover")
+    p.add_argument("image")
+    p.add_argument("out")
+    p.add_argument("--path", default="/rec.dat")
+    p.add_argument("--fsck-log")
+    p = sub.add_parser("check-file")
+    p.add_argument("file")
+    p.add_argument("log")
+    p.add_argument("--bound-ms", type=int, required=True)
+    p.add_argument("--also-bound-ms", type=int)
     p.add_argument("--json")
     args = ap.parse_args(argv)
-    return {"prepare": cmd_prepare, "write": cmd_write, "check": cmd_check}[args.cmd](args)
+    return {
+        "prepare": cmd_prepare,
+        "write": cmd_write,
+        "check": cmd_check,
+        "recover": cmd_recover,
+        "check-file": cmd_check_file,
+    }[args.cmd](args)
 
 
 if __name__ == "__main__":
