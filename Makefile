@@ -16,6 +16,9 @@
 #                      in bench/results/ (~2 h 15 min a kernel: docs/results.md);
 #                      QUICK=1: a small matrix, under 15 minutes;
 #                      KVERS="..." to pick kernels, MODELS="..." models
+# make debugkernel     KASAN/lockdep/kmemleak 6.1 kernel (cached in
+#                      /var/cache/aipu/debug-kernel) and aipu.ko for it:
+#                      scripts/debug-kernel.sh, 16-40 min the first time
 # make stress         churn stress (tests/vm/t_stress.sh) for STRESS_SECONDS
 #                      (1800) on every installed kernel, or KVER=..;
 #                      make check runs it for 120 s
@@ -25,6 +28,7 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 MDIR := $(CURDIR)
 
 .PHONY: all modules clean check unit vmtest run lint sparse allkernels crashtest bench stress
+.PHONY: debugkernel
 
 all modules:
 	@test -n "$(KDIR)" || { echo "No kernel headers found: run scripts/install-deps.sh (or set KDIR=)." >&2; exit 1; }
@@ -71,3 +75,6 @@ stress: allkernels
 bench: allkernels
 	scripts/bench.sh $(if $(QUICK),--quick) $(if $(KVERS),--kernels "$(KVERS)") \
 		$(if $(MODELS),--models "$(MODELS)")
+
+debugkernel:
+	scripts/debug-kernel.sh

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Boot one installed kernel under QEMU (TCG, through virtme-ng) and run a
-# command in it; the command's exit status becomes this script's.
+# Boot one installed kernel, or a built kernel tree, under QEMU (TCG,
+# through virtme-ng) and run a command in it; the command's exit status
+# becomes this script's.
 #
-#   scripts/vm.sh --kernel KVER [--disk none|nullblk|fifo[:IOPS[:BPS]]|serial:MS[:BPS]]
+#   scripts/vm.sh --kernel KVER|--kernel-tree DIR [--disk none|nullblk|fifo[:IOPS[:BPS]]|serial:MS[:BPS]]
 #                 [--disk-size MiB] [--memory 2G] [--cpus 2] [--out HOSTDIR]
 #                 [--timeout SECONDS] [--image PATH] [--verbose] -- COMMAND...
+#
+# --kernel-tree DIR boots the kernel built in the kernel source tree DIR
+# (arch/x86/boot/bzImage) with that tree's own modules, e.g. the debug
+# kernel of scripts/debug-kernel.sh; KVER is then the tree's release
+# (include/config/kernel.release).
 #
 # --verbose shows the guest kernel's warnings and worse (loglevel 5) on the
 # console as they are written, so that a panic or an oops that kills the
@@ -15,7 +21,8 @@
 # The guest's root is the host's, read-only, so the command can be a path in
 # this checkout (relative paths are resolved from the current directory).
 # It sees:
-#   AIPU_KO    absolute path of build/<kver>/aipu.ko (may not exist)
+#   AIPU_KO    absolute path of build/<kver>/aipu.ko (may not exist; for a
+#              --kernel-tree, scripts/debug-kernel.sh builds it there)
 #   AIPU_OUT   a writable directory, the host's HOSTDIR (default: a new
 #              directory under build/vm-out/)
 #   AIPU_DISK  the test disk (/dev/nullb0, /dev/vda) or empty
@@ -54,7 +61,7 @@ usage() {
 }
 die_usage() {
 	echo "$prog: $*" >&2
-	echo "$prog: usage: scripts/vm.sh --kernel KVER [options] -- COMMAND... (see --help)" >&2
+	echo "$prog: usage: scripts/vm.sh --kernel KVER|--kernel-tree DIR [options] -- COMMAND... (see --help)" >&2
 	exit 2
 }
 die() {
@@ -65,6 +72,7 @@ die() {
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 kver=""
+ktree=""
 disk=none
 disk_size=1024
 memory=2G
@@ -91,6 +99,12 @@ while [ $# -gt 0 ]; do
 		shift 2
 		;;
 	--kernel=*) kver=${1#*=} && shift ;;
+	--kernel-tree)
+		need_arg "$@"
+		ktree=$2
+		shift 2
+		;;
+	--kernel-tree=*) ktree=${1#*=} && shift ;;
 	--disk)
 		need_arg "$@"
 		disk=$2
@@ -156,11 +170,32 @@ installed_kernels() {
 	done
 	return 0
 }
-[ -n "$kver" ] || die_usage "--kernel KVER is required; installed: $(installed_kernels)"
-[ -f "/boot/vmlinuz-$kver" ] ||
-	die_usage "no kernel image /boot/vmlinuz-$kver: pick one of: $(installed_kernels)"
-[ -d "/lib/modules/$kver" ] ||
-	die_usage "no /lib/modules/$kver: install the modules of that kernel (linux-image-$kver)."
+if [ -n "$ktree" ]; then
+	# A kernel tree: vng boots its bzImage with its own modules.
+	[ -z "$kver" ] || die_usage "give --kernel or --kernel-tree, not both."
+	[ -d "$ktree" ] || die_usage "--kernel-tree $ktree: no such directory (scripts/debug-kernel.sh prints the tree it built)."
+	ktree=$(cd "$ktree" && pwd)
+	if [ ! -f "$ktree/arch/x86/boot/bzImage" ] || [ ! -f "$ktree/.config" ]; then
+		die_usage "--kernel-tree $ktree has no built kernel (arch/x86/boot/bzImage, .config): build it first (scripts/debug-kernel.sh)."
+	fi
+	[ -s "$ktree/include/config/kernel.release" ] ||
+		die_usage "--kernel-tree $ktree has no include/config/kernel.release: build it first."
+	kver=$(cat "$ktree/include/config/kernel.release")
+	kimg=$ktree
+	# virtme-ng's init mounts a tmpfs on /var/cache (and a few other
+	# directories), which would hide a tree there and the modules the
+	# guest's /lib/modules/KVER links to: export the tree at its own path.
+	[[ $ktree =~ ^[A-Za-z0-9_./+-]+$ ]] ||
+		die_usage "--kernel-tree path '$ktree' must only contain letters, digits and _ . / + -"
+	vng_opts+=(--rodir "$ktree")
+else
+	[ -n "$kver" ] || die_usage "--kernel KVER (or --kernel-tree DIR) is required; installed: $(installed_kernels)"
+	[ -f "/boot/vmlinuz-$kver" ] ||
+		die_usage "no kernel image /boot/vmlinuz-$kver: pick one of: $(installed_kernels)"
+	[ -d "/lib/modules/$kver" ] ||
+		die_usage "no /lib/modules/$kver: install the modules of that kernel (linux-image-$kver)."
+	kimg=/boot/vmlinuz-$kver
+fi
 [[ $disk_size =~ ^[1-9][0-9]*$ ]] || die_usage "--disk-size must be a positive number of MiB, not '$disk_size'."
 [[ $memory =~ ^[1-9][0-9]*[MG]$ ]] || die_usage "--memory must look like 2G or 1536M, not '$memory'."
 [[ $cpus =~ ^[1-9][0-9]*$ ]] || die_usage "--cpus must be a positive integer, not '$cpus'."
@@ -300,14 +335,14 @@ chmod +x "$wrapper"
 
 cap=""
 [ "$bps" -eq 0 ] || cap=" and at most $bps B/s"
-echo "$prog: booting $kver (disk: $disk${iops:+ at $iops IOPS}${serial_ms:+, $serial_ms ms a request}$cap, memory $memory, $cpus cpus, out: $out, timeout ${tmo}s)" >&2
+echo "$prog: booting $kver${ktree:+ from $ktree} (disk: $disk${iops:+ at $iops IOPS}${serial_ms:+, $serial_ms ms a request}$cap, memory $memory, $cpus cpus, out: $out, timeout ${tmo}s)" >&2
 # QEMU reopens /proc/self/fd/1 and 2 for each console port: on a regular
 # file every open truncates it and writes at its own offset, so lines
 # overwrite each other. A pipe keeps the output whole when ours is a file.
 boot() {
 	{
 		rc=0
-		timeout -k 20 "$tmo" vng --run "/boot/vmlinuz-$kver" --disable-kvm \
+		timeout -k 20 "$tmo" vng --run "$kimg" --disable-kvm \
 			--memory "$memory" --cpus "$cpus" \
 			--rwdir "$out" --rwdir "$ctl" \
 			"${qemu_opts[@]}" "${vng_opts[@]}" \
