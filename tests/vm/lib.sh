@@ -354,6 +354,21 @@ page_ranges() {
 	}'
 }
 
+# shadow_verify WHAT REAL_DIR SHADOW_DIR: the same files, with the same
+# sha256 (a test's real files against the shadows lifeio.py/churn.py kept).
+shadow_verify() {
+	local want got
+	want=$(cd "$3" && sha256sum -- *)
+	got=$(cd "$2" && sha256sum -- * 2>&1) || true
+	if [ "$want" = "$got" ]; then
+		pass "$1: $(wc -l <<<"$want") files match their shadows"
+	else
+		fail "$1: files differ from their shadows:"
+		diff <(echo "$want") <(echo "$got") | sed 's/^/#   /' | head -n 20 || true
+		find "$2" "$3" -maxdepth 1 -type f -printf '#   %p %s\n'
+	fi
+}
+
 # ------------------------------------------------------------------ dmesg
 # dmesg_check [FILE]: print kernel log lines matching $DMESG_BAD (from FILE,
 # else the live log); status 1 if there are any.

@@ -205,19 +205,6 @@ drained() {
 	assert_eq "0 0 0" "$p $m $r" \
 		"$1: pages, mappings, runs tracked drain to 0 within ${DRAIN_MS} ms (took $(($(now_ms) - t0)) ms)"
 }
-# verify WHAT REAL_DIR SHADOW_DIR: the same files, with the same sha256.
-verify() {
-	local want got
-	want=$(cd "$3" && sha256sum -- *)
-	got=$(cd "$2" && sha256sum -- * 2>&1) || true
-	if [ "$want" = "$got" ]; then
-		pass "$1: $(wc -l <<<"$want") files match their shadows"
-	else
-		fail "$1: files differ from their shadows:"
-		diff <(echo "$want") <(echo "$got") | sed 's/^/#   /' | head -n 20 || true
-		find "$2" "$3" -maxdepth 1 -type f -printf '#   %p %s\n'
-	fi
-}
 size_is() { # FILE BYTES WHAT
 	assert_eq "$2" "$(stat -c %s "$1" 2>&1)" "$3"
 }
@@ -306,7 +293,7 @@ fs_case() {
 		drained "$fs D$i: after umount"
 		assert_ok "$fs D$i: remount" mount -t "$fs" "$dev" "$mnt"
 		mountpoint -q "$mnt" || die "$fs D$i: $mnt is not mounted"
-		verify "$fs D$i: after umount with pages tracked and remount" "$real" "$sh"
+		shadow_verify "$fs D$i: after umount with pages tracked and remount" "$real" "$sh"
 	done
 	dmesg_clean "after $fs D (umount, remount)"
 
@@ -326,7 +313,7 @@ fs_case() {
 	assert_ok "$fs E: umount" timeout 120 umount "$mnt"
 	assert_ok "$fs E: remount" mount -t "$fs" "$dev" "$mnt"
 	mountpoint -q "$mnt" || die "$fs E: $mnt is not mounted"
-	verify "$fs E: after sync, drop_caches, umount, remount" "$real" "$sh"
+	shadow_verify "$fs E: after sync, drop_caches, umount, remount" "$real" "$sh"
 	assert_ok "$fs E: final umount" timeout 120 umount "$mnt"
 	unload "$fs E: final rmmod"
 	dmesg_clean "after $fs E (final umount and rmmod)"
