@@ -19,6 +19,9 @@
 # make debugkernel     KASAN/lockdep/kmemleak 6.1 kernel (cached in
 #                      /var/cache/aipu/debug-kernel) and aipu.ko for it:
 #                      scripts/debug-kernel.sh, 16-40 min the first time
+# make debugtest       the VM tests on that kernel, kmemleak scans around
+#                      them (scripts/debugtest.sh): TESTS="t_stress ..."
+#                      (default all), STRESS_SECONDS=, FAILSLAB=PERCENT
 # make stress         churn stress (tests/vm/t_stress.sh) for STRESS_SECONDS
 #                      (1800) on every installed kernel, or KVER=..;
 #                      make check runs it for 120 s
@@ -28,7 +31,7 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 MDIR := $(CURDIR)
 
 .PHONY: all modules clean check unit vmtest run lint sparse allkernels crashtest bench stress
-.PHONY: debugkernel
+.PHONY: debugkernel debugtest
 
 all modules:
 	@test -n "$(KDIR)" || { echo "No kernel headers found: run scripts/install-deps.sh (or set KDIR=)." >&2; exit 1; }
@@ -78,3 +81,8 @@ bench: allkernels
 
 debugkernel:
 	scripts/debug-kernel.sh
+
+# STRESS_SECONDS only when given (make stress's 1800 is not the default here).
+debugtest:
+	scripts/debugtest.sh $(if $(filter command line environment,$(origin STRESS_SECONDS)),--stress-seconds $(STRESS_SECONDS)) \
+		$(if $(FAILSLAB),--failslab $(FAILSLAB)) $(TESTS)

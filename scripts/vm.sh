@@ -7,7 +7,12 @@
 #
 #   scripts/vm.sh --kernel KVER|--kernel-tree DIR [--disk none|nullblk|fifo[:IOPS[:BPS]]|serial:MS[:BPS]]
 #                 [--disk-size MiB] [--memory 2G] [--cpus 2] [--out HOSTDIR]
-#                 [--timeout SECONDS] [--image PATH] [--verbose] -- COMMAND...
+#                 [--timeout SECONDS] [--image PATH] [--verbose]
+#                 [--append PARAM]... -- COMMAND...
+#
+# --append PARAM adds one parameter to the guest kernel's command line
+# (e.g. slub_debug=A,aipu_run,aipu_tracker: failslab may then fail aipu's
+# slab caches only; tests/vm/t_stress.sh).
 #
 # --kernel-tree DIR boots the kernel built in the kernel source tree DIR
 # (arch/x86/boot/bzImage) with that tree's own modules, e.g. the debug
@@ -149,6 +154,13 @@ while [ $# -gt 0 ]; do
 	--verbose)
 		vng_opts+=(--verbose --append loglevel=5)
 		shift
+		;;
+	--append)
+		need_arg "$@"
+		[[ $2 =~ ^[A-Za-z0-9_.,=:/+-]+$ ]] ||
+			die_usage "--append takes one kernel parameter (letters, digits and _ . , = : / + -), not '$2'."
+		vng_opts+=(--append "$2")
+		shift 2
 		;;
 	-h | --help)
 		usage

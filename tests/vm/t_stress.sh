@@ -35,6 +35,18 @@
 # Each kind of chaos must have happened at least once (so a quiet run
 # cannot pass for a stressful one).
 #
+# AIPU_STRESS_FAILSLAB=PERCENT (default 0: off) makes the kernel's failslab
+# fail that share of the allocations from aipu's two slab caches, and only
+# those, for the whole run: the probes' GFP_NOWAIT ones and the flusher's
+# refills of the reserve alike. It needs a kernel with CONFIG_FAILSLAB and
+# fault-injection debugfs (scripts/debug-kernel.sh) booted with
+# `scripts/vm.sh --append slub_debug=A,aipu_run,aipu_tracker`, which marks
+# those caches for failslab's cache filter. Every check above must still
+# pass (the drain in 1. is the coarse bound of an untracked page: Linux's
+# writeback, here 3 s + 1 s), and in addition failslab must have failed
+# some allocations and aipu's fallbacks counter (summed over every load)
+# must have moved.
+#
 # Linux's own periodic writeback is set to dirty_expire 3 s, interval 1 s
 # for the test, and aipu is loaded with handover_ms=6000: pages dirtied
 # while aipu is unloaded are then written by Linux within the handover.
@@ -49,6 +61,9 @@ SECONDS_TOTAL=${AIPU_STRESS_SECONDS:-120}
 [[ $SECONDS_TOTAL =~ ^[0-9]+$ && $SECONDS_TOTAL -ge 30 ]] ||
 	die "AIPU_STRESS_SECONDS must be a whole number of seconds, at least 30, not '$SECONDS_TOTAL'"
 SEED=${AIPU_STRESS_SEED:-$RANDOM}
+FAILSLAB=${AIPU_STRESS_FAILSLAB:-0}
+[[ $FAILSLAB =~ ^[0-9]+$ && $FAILSLAB -le 100 ]] ||
+	die "AIPU_STRESS_FAILSLAB must be a whole percentage from 0 to 100, not '$FAILSLAB'"
 RMMOD_EVERY=10
 REMOUNT_EVERY=15
 HANDOVER_MS=6000
@@ -137,14 +152,46 @@ wb0=$(<"$KUP") ex0=$(<"$EXP")
 on_exit "echo $wb0 >$KUP; echo $ex0 >$EXP"
 echo 100 >"$KUP"
 echo 300 >"$EXP"
+# ------------------------------------------------ failslab (optional)
+FSL=/sys/kernel/debug/failslab
+FSL_TIMES=1000000000 # counts down with every failure injected
+FSL_CACHES="aipu_run aipu_tracker"
+failslab_start() {
+	local k
+	debugfs_mount
+	[ -d "$FSL" ] || die "AIPU_STRESS_FAILSLAB needs $FSL: boot a kernel with CONFIG_FAILSLAB and CONFIG_FAULT_INJECTION_DEBUG_FS (scripts/debug-kernel.sh)"
+	grep -qw "slub_debug=A,${FSL_CACHES// /,}" /proc/cmdline ||
+		die "AIPU_STRESS_FAILSLAB needs the guest booted with 'scripts/vm.sh --append slub_debug=A,${FSL_CACHES// /,}' (failslab would otherwise fail no cache or every cache)"
+	on_exit "echo 0 >$FSL/probability"
+	for k in cache-filter=Y ignore-gfp-wait=N task-filter=N verbose=0 interval=1 space=0 \
+		times=$FSL_TIMES probability=$FAILSLAB; do
+		echo "${k#*=}" >"$FSL/${k%%=*}" || die "cannot set $FSL/${k%%=*} to ${k#*=}"
+	done
+	log "failslab: $FAILSLAB% of the allocations from $FSL_CACHES fail"
+}
+[ "$FAILSLAB" -eq 0 ] || failslab_start
+# failslab_marked: both caches carry the failslab mark (checked once).
+failslab_marked() {
+	local c
+	for c in $FSL_CACHES; do
+		[ "$(cat "/sys/kernel/slab/$c/failslab" 2>/dev/null)" = 1 ] || return 1
+	done
+}
+
 LOADS=0
+FALLBACKS=0
 load() { # PARAM=VALUE...
 	insmod "$AIPU_KO" handover_ms=$HANDOVER_MS "$@" || die "insmod aipu.ko $* failed"
 	LOADS=$((LOADS + 1))
 	[ "$LOADS" -gt 1 ] || on_exit aipu_unload
+	if [ "$LOADS" = 1 ] && [ "$FAILSLAB" -gt 0 ]; then
+		failslab_marked || die "aipu's caches ($FSL_CACHES) are not marked for failslab: see slub_debug=A above"
+		pass "aipu's caches are marked for failslab"
+	fi
 }
 unload() {
 	local rc=0
+	FALLBACKS=$((FALLBACKS + $(aipu_stat fallbacks)))
 	timeout 60 rmmod aipu || rc=$?
 	[ "$rc" -eq 0 ] || die "rmmod aipu exited $rc"
 	[ "$(<"$KUP")" = 100 ] || fail "after rmmod dirty_writeback_centisecs is $(<"$KUP"), not 100"
@@ -429,8 +476,16 @@ if [ -d /sys/kernel/slab/aipu_run ] && [ ! -L /sys/kernel/slab/aipu_run ]; then
 else
 	log "aipu's slab caches are merged into others ($(grep -o 'slab_nomerge' /proc/cmdline || echo 'no slab_nomerge')): not judged"
 fi
+if [ "$FAILSLAB" -gt 0 ]; then
+	injected=$((FSL_TIMES - $(cat "$FSL/times")))
+	echo 0 >"$FSL/probability"
+fi
 unload
 assert_eq 100 "$(<"$KUP")" "after the last rmmod Linux's periodic writeback is as the test set it"
+if [ "$FAILSLAB" -gt 0 ]; then
+	assert_gt "$injected" 0 "failslab failed allocations from aipu's caches ($injected)"
+	assert_gt "$FALLBACKS" 0 "aipu's fallbacks counter moved ($FALLBACKS, summed over $LOADS loads)"
+fi
 [ "$slabs_own" = 0 ] || assert_eq "" "$(slabs_present)" "aipu's slab caches destroyed by rmmod"
 log "$LOADS loads of aipu"
 dmesg_clean "after the last rmmod"
