@@ -28,6 +28,10 @@
 #   pu      pu_interval_ms + period_ms + 1 s
 #   kernel  (no module) dirty_expire + dirty_writeback + 1 s, set to the
 #           same numbers: reported, not judged (Linux promises no bound)
+#   linux   (no module) Linux as booted: dirty_expire 30 s, dirty_writeback
+#           5 s, and writeback throttling on (wbt_lat_usec 75 ms; the other
+#           policies run with it off): 30 s + 5 s + 1 s, the run 40-80 s
+#           (+ the commit for ext4 append): reported, not judged
 #   off     (no module, Linux's periodic writeback off) the control: nothing
 #           is written before the reset, so the check must find violations;
 #           a trial without any fails (the test could not tell)
@@ -37,7 +41,7 @@
 #           bound + 4 to bound + 14 s; the plain bound is also counted there,
 #           measured, not judged.
 #
-#   scripts/crashtest.sh [--kernels "KVER ..."] [--policies "aipu pu kernel"]
+#   scripts/crashtest.sh [--kernels "KVER ..."] [--policies "aipu pu kernel linux off"]
 #                        [--fs "ext4 ext2"] [--mode "overwrite append"]
 #                        [--trials N] [--max-age-ms MS] [--period-ms MS]
 #                        [--out DIR] [--seed N]
@@ -49,7 +53,8 @@
 # DIR/<kver>/<fs>-<mode>/<policy>-<n>/ (the guest's log, trial.txt,
 # result.json, e2fsck.log) and DIR/summary.txt; prints a table, one row per
 # kernel, variant and policy with its bound, then "N passed, N failed": a
-# trial of aipu or pu passes with no violation, a kernel trial if it ran, an
+# trial of aipu or pu passes with no violation, a kernel or linux trial if
+# it ran, an
 # off trial with violations. "oldest lost" is the largest age at the reset
 # of any record lost, over the row's trials: every record older than that
 # was safe in all of them. Exit status 1 on any failure.
@@ -87,7 +92,7 @@ for v in trials max_age period seed; do
 	[[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 ]] || die "--${v//_/-} must be a positive whole number, not '${!v}'."
 done
 for p in $policies; do
-	case "$p" in aipu | pu | kernel | off) ;; *) die "unknown policy '$p' in --policies: use aipu, pu, kernel or off." ;; esac
+	case "$p" in aipu | pu | kernel | linux | off) ;; *) die "unknown policy '$p' in --policies: use aipu, pu, kernel, linux or off." ;; esac
 done
 for f in $fss; do
 	case "$f" in ext4 | ext2) ;; *) die "unknown file system '$f' in --fs: use ext4 or ext2." ;; esac
@@ -107,6 +112,8 @@ fi
 # The plain bound (every policy's nominal max_age + period here, plus 1 s
 # for the I/O), and the bound of a variant: ext4 append adds the commit.
 plain=$((max_age + period + 1000))
+# Linux's defaults (dirty_expire_centisecs 3000, dirty_writeback 500) + 1 s.
+linux_plain=$((30000 + 5000 + 1000))
 bound_of() { # FS MODE
 	if [ "$1" = ext4 ] && [ "$2" = append ]; then
 		echo $((plain + commit_s * 1000))
@@ -222,7 +229,7 @@ run_trials() {
 		elif [ "$p" = off ]; then
 			echo "FAIL $name: with no writeback at all the check found nothing lost"
 			fail=$((fail + 1))
-		elif [ "$p" = kernel ] || [ "$v" -eq 0 ]; then
+		elif [ "$p" = kernel ] || [ "$p" = linux ] || [ "$v" -eq 0 ]; then
 			pass=$((pass + 1))
 		else
 			echo "FAIL $name: $v records older than ${bound} ms were lost"
@@ -239,17 +246,22 @@ for k in $kernels; do
 	[ -f "build/$k/aipu.ko" ] || scripts/build-all.sh >/dev/null || die "cannot build aipu.ko for $k"
 	for fs in $fss; do
 		for mode in $modes; do
-			bound=$(bound_of "$fs" "$mode")
-			run_opts=() also=() vdir=$out/$k
+			vbound=$(bound_of "$fs" "$mode")
+			vdir=$out/$k
 			if [ "$fs $mode" != "ext4 overwrite" ]; then
 				vdir=$out/$k/$fs-$mode
 			fi
-			if [ "$bound" -ne "$plain" ]; then
-				# Long enough for records older than the longer bound.
-				run_opts=(--run-min $((bound / 1000 + 4)) --run-max $((bound / 1000 + 14)))
-				also=(--also-bound-ms "$plain")
-			fi
 			for p in $policies; do
+				bound=$vbound run_opts=() also=()
+				if [ "$p" = linux ]; then
+					# Linux's 36 s (+ the commit): runs of 40-80 s.
+					bound=$((vbound - plain + linux_plain))
+					run_opts=(--run-min $((bound / 1000 + 4)) --run-max $((bound / 1000 + 44)))
+				elif [ "$bound" -ne "$plain" ]; then
+					# Long enough for records older than the longer bound.
+					run_opts=(--run-min $((bound / 1000 + 4)) --run-max $((bound / 1000 + 14)))
+					also=(--also-bound-ms "$plain")
+				fi
 				run_trials
 			done
 		done

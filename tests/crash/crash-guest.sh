@@ -3,7 +3,7 @@
 #
 # The crash test's guest half (scripts/crashtest.sh boots it):
 #
-#   tests/crash/crash-guest.sh --policy aipu|pu|kernel|off [--seed N]
+#   tests/crash/crash-guest.sh --policy aipu|pu|kernel|linux|off [--seed N]
 #       [--fs ext4|ext2] [--mode overwrite|append] [--commit-s S]
 #       [--max-age-ms MS] [--period-ms MS] [--rate R] [--run-min S] [--run-max S]
 #
@@ -14,7 +14,10 @@
 # append creates /rec.dat empty (and syncs it). It then sets up the
 # policy (aipu or pu: aipu.ko loaded with max_age_ms or pu_interval_ms =
 # MS; kernel: no module, dirty_expire_centisecs = MS/10 and
-# dirty_writeback_centisecs = period/10, Linux's own nominal bound; off: no
+# dirty_writeback_centisecs = period/10, Linux's own nominal bound; linux:
+# no module, Linux's defaults as booted (dirty_expire 30 s, writeback 5 s)
+# and writeback throttling on (wbt_lat_usec 75000 us, Linux's
+# default for a rotational disk; the other policies run with it off); off: no
 # module and Linux's periodic writeback off, the control that must lose), then
 # overwrites random records (append: appends records) without fsync,
 # logging each to $AIPU_OUT, and hard-resets the guest (sysrq b) at a random
@@ -44,7 +47,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift 2
 done
-case "$policy" in aipu | pu | kernel | off) ;; *) die "--policy must be aipu, pu, kernel or off, not '$policy'." ;; esac
+case "$policy" in aipu | pu | kernel | linux | off) ;; *) die "--policy must be aipu, pu, kernel, linux or off, not '$policy'." ;; esac
 case "$fs" in ext4 | ext2) ;; *) die "--fs must be ext4 or ext2, not '$fs'." ;; esac
 case "$mode" in overwrite | append) ;; *) die "--mode must be overwrite or append, not '$mode'." ;; esac
 [[ $commit =~ ^[0-9]+$ && $commit -gt 0 ]] || die "--commit-s must be a positive whole number, not '$commit'."
@@ -53,6 +56,11 @@ case "$mode" in overwrite | append) ;; *) die "--mode must be overwrite or appen
 rec() { python3 "$here/records.py" "$@"; }
 tracepoints_pin || log "note: could not hold the trace events on"
 disk_prepare "$AIPU_DISK"
+if [ "$policy" = linux ]; then
+	wbt=/sys/block/$(disk_name "$AIPU_DISK")/queue/wbt_lat_usec
+	echo 75000 >"$wbt" || die "cannot turn writeback throttling on ($wbt)"
+	log "$AIPU_DISK: wbt_lat_usec $(cat "$wbt") for Linux's own writeback"
+fi
 mkdir -p "$AIPU_MNT"
 case "$fs" in
 ext4)
@@ -82,6 +90,7 @@ kernel)
 	echo $((max_age / 10)) >/proc/sys/vm/dirty_expire_centisecs
 	echo $((period / 10)) >/proc/sys/vm/dirty_writeback_centisecs
 	;;
+linux) ;; # the sysctls as booted (recorded below)
 off) echo 0 >/proc/sys/vm/dirty_writeback_centisecs ;;
 esac
 {
@@ -94,6 +103,7 @@ esac
 	o=/proc/fs/ext4/$(basename "$AIPU_DISK")/options
 	if [ -r "$o" ]; then echo "ext4 driver options: $(tr '\n' ' ' <"$o")"; fi
 	echo "dirty_expire_centisecs $(cat /proc/sys/vm/dirty_expire_centisecs) dirty_writeback_centisecs $(cat /proc/sys/vm/dirty_writeback_centisecs)"
+	echo "queue: scheduler $(cat "/sys/block/$(disk_name "$AIPU_DISK")/queue/scheduler") wbt_lat_usec $(cat "/sys/block/$(disk_name "$AIPU_DISK")/queue/wbt_lat_usec" 2>/dev/null)"
 	if [ -d "$AIPU_SYSFS" ]; then grep -H . "$AIPU_SYSFS"/*_ms "$AIPU_SYSFS/policy"; fi
 } >"$AIPU_OUT/trial.txt"
 echo 1 >/proc/sys/kernel/sysrq
