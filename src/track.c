@@ -511,23 +511,15 @@ static void requeue_whole(struct aipu_track *tr, struct aipu_tracker *t,
 	retry_insert(tr, w);
 }
 
-/* A run for a gap: the issued run itself if it is still unused. */
-static struct aipu_run *gap_run(struct aipu_track *tr, struct aipu_run *r,
-				pgoff_t start, pgoff_t end)
-{
-	if (r->kind == AIPU_PAGES && r->state == AIPU_ISSUING) {
-		r->start = start;
-		r->end = end;
-		return r;
-	}
-	return run_new(tr, r->t, start, end, r->time, AIPU_WAITING);
-}
-
 /*
  * Pages [start, end) of the issued run @r are still dirty: locked, already
  * under writeback, or dirtied again.  Those dirtied again already have runs
  * of their own; the rest keep @r's time and are retried next period.
  * Returns the number of pages put back.
+ *
+ * They go into new runs, never into @r itself: once in the tree a run
+ * belongs to the tracker, and eviction (the flusher's own iput) or a
+ * re-dirtying may free it while the flusher still holds @r.
  */
 unsigned long track_requeue(struct aipu_track *tr, struct aipu_run *r,
 			    pgoff_t start, pgoff_t end)
@@ -543,7 +535,7 @@ unsigned long track_requeue(struct aipu_track *tr, struct aipu_run *r,
 		pgoff_t stop = (c && c->start < end) ? c->start : end;
 
 		if (pos < stop) {
-			g = gap_run(tr, r, pos, stop);
+			g = run_new(tr, t, pos, stop, r->time, AIPU_WAITING);
 			if (!g) {
 				tr->st.fallbacks++;
 				requeue_whole(tr, t, r->time);

@@ -290,6 +290,39 @@ static int t_requeue_keeps_old_time(void)
 	return 0;
 }
 
+/*
+ * The pages put back must not live in the run the flusher still holds: the
+ * tracker owns them from then on and may free them before track_done():
+ * eviction when the flusher drops its inode reference (found by KASAN in
+ * the debug kernel's stress run), or pages cleaned and dirtied again.
+ */
+static int t_requeued_pages_outlive_issued_run(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+	struct aipu_run *r;
+
+	track_pages(&tr, t, 0, 10, 100, false);
+	track_scan(&tr, 101, false, 0);
+	r = track_take(&tr, 0, true);
+	CHECK(track_requeue(&tr, r, 0, 10) == 10);
+	CHECK(run_at(t, 0) && run_at(t, 0) != r && run_at(t, 0)->time == 100);
+	track_kill(&tr, t);		/* the last iput, before track_done() */
+	track_done(&tr, r);
+	CHECK(live_trackers == 0 && live_runs == 0);
+
+	t = track_get(&tr, &keys[1], NULL);
+	track_pages(&tr, t, 0, 10, 100, false);
+	track_scan(&tr, 101, false, 0);
+	r = track_take(&tr, 0, true);
+	CHECK(track_requeue(&tr, r, 0, 10) == 10);
+	track_pages(&tr, t, 0, 10, 300, false);	/* cleaned, dirtied again */
+	track_done(&tr, r);
+	CHECK(run_at(t, 0)->time == 300 && run_at(t, 9)->time == 300);
+	CHECK(tr.st.runs_tracked == 1 && live_runs == 1);
+	CHECK(tr.st.pages_tracked == 10);
+	return 0;
+}
+
 static int t_alloc_failure_degrades(void)
 {
 	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
@@ -568,6 +601,7 @@ static const struct test tests[] = {
 	{ "take_due_only", t_take_due_only },
 	{ "stage_oldest_first", t_stage_oldest_first },
 	{ "requeue_keeps_old_time", t_requeue_keeps_old_time },
+	{ "requeued_pages_outlive_issued_run", t_requeued_pages_outlive_issued_run },
 	{ "alloc_failure_degrades", t_alloc_failure_degrades },
 	{ "meta", t_meta },
 	{ "kill_while_issuing", t_kill_while_issuing },
