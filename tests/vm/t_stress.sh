@@ -330,6 +330,9 @@ t_end=$(($(now_ms) + SECONDS_TOTAL * 1000))
 next_rmmod=$(($(now_ms) + RMMOD_EVERY * 1000))
 next_remount=$(($(now_ms) + REMOUNT_EVERY * 1000))
 fs_turn=0
+# Every turn takes one action of the round, and a reload or a remount when
+# one is due: on a slow guest (the debug kernel) a reload or a remount can
+# take longer than the interval, and the round must still go on.
 while [ "$(now_ms)" -lt "$t_end" ]; do
 	now=$(now_ms)
 	if [ "$now" -ge "$next_rmmod" ]; then
@@ -339,22 +342,21 @@ while [ "$(now_ms)" -lt "$t_end" ]; do
 		remount "${FILESYSTEMS[$fs_turn]}"
 		fs_turn=$(((fs_turn + 1) % ${#FILESYSTEMS[@]}))
 		next_remount=$(($(now_ms) + REMOUNT_EVERY * 1000))
-	else
-		[ ${#ROUND[@]} -gt 0 ] || new_round
-		act=${ROUND[0]}
-		ROUND=("${ROUND[@]:1}")
-		case $act in
-		policy)
-			rnd_policy
-			knob policy "$P"
-			;;
-		knob) random_knob ;;
-		drop_caches) rnd 1 3 && echo "$R" >/proc/sys/vm/drop_caches ;;
-		sync) sync ;;
-		hog) hog ;;
-		esac
-		counted "$act"
 	fi
+	[ ${#ROUND[@]} -gt 0 ] || new_round
+	act=${ROUND[0]}
+	ROUND=("${ROUND[@]:1}")
+	case $act in
+	policy)
+		rnd_policy
+		knob policy "$P"
+		;;
+	knob) random_knob ;;
+	drop_caches) rnd 1 3 && echo "$R" >/proc/sys/vm/drop_caches ;;
+	sync) sync ;;
+	hog) hog ;;
+	esac
+	counted "$act"
 	for k in "${KEYS[@]}"; do
 		[ -z "${WPID[$k]}" ] || kill -0 "${WPID[$k]}" 2>/dev/null ||
 			die "worker $k died: $(tail -n 3 "$TEST_TMP/worker-${k%/*}-${k#*/}.log" | tr '\n' '|')"
