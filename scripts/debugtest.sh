@@ -65,7 +65,11 @@ for t in "$@"; do
 	[ -f "tests/vm/${t%.sh}.sh" ] || die "no test '$t' in tests/vm (names like t_sysfs or t_stress)."
 done
 
-tree=$(scripts/debug-kernel.sh | tee /dev/stderr | tail -n 1)
+# Its output is shown; its last line is the tree.
+klog=$(mktemp)
+trap 'rm -f "$klog"' EXIT
+scripts/debug-kernel.sh | tee "$klog"
+tree=$(tail -n 1 "$klog")
 [ -d "$tree" ] || die "scripts/debug-kernel.sh did not print a kernel tree (got '$tree')."
 vm_opts=(--kernel-tree "$tree" --disk nullblk --out "$out" --timeout "$tmo" --verbose)
 [ "$failslab" -eq 0 ] || vm_opts+=(--append "slub_debug=A,aipu_run,aipu_tracker")
