@@ -188,7 +188,7 @@ aipu_load() {
 }
 aipu_unload() {
 	aipu_loaded || return 0
-	timeout 60 rmmod aipu || {
+	timeout "${AIPU_RMMOD_TIMEOUT:-60}" rmmod aipu || {
 		echo "# rmmod aipu failed"
 		return 1
 	}

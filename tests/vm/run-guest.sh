@@ -7,8 +7,10 @@
 #
 # Without arguments every tests/vm/t_*.sh runs, in name order, each in its
 # own bash process, with a time limit (AIPU_TEST_TIMEOUT seconds, default
-# 600). After each test whatever it left behind (aipu loaded, a mount
-# under /tmp/aipu-mnt, a running blktrace) is cleaned up, and fails the
+# 600; AIPU_RMMOD_TIMEOUT seconds, default 60, bounds each rmmod of aipu,
+# raised for a slow debug kernel). After each test whatever it left
+# behind (aipu loaded, a mount under /tmp/aipu-mnt, a running blktrace) is
+# cleaned up, and fails the
 # test; so does a BUG, WARNING, Oops, lockdep or KASAN report, ... in the
 # kernel log it produced, even if the test itself passed. Exit status 77
 # from a test means skipped.
@@ -83,7 +85,7 @@ cleanup_after() {
 		echo "a mount on $m"
 	done < <(awk '$2 ~ /^\/tmp\/aipu-mnt/ { print $2 }' /proc/mounts | sort -r)
 	if [ -d /sys/module/aipu ]; then
-		timeout 60 rmmod aipu >/dev/null 2>&1 || echo "aipu loaded, and rmmod aipu failed"
+		timeout "${AIPU_RMMOD_TIMEOUT:-60}" rmmod aipu >/dev/null 2>&1 || echo "aipu loaded, and rmmod aipu failed"
 		[ -d /sys/module/aipu ] || echo "aipu loaded"
 	fi
 	return 0

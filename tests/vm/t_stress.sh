@@ -192,7 +192,7 @@ load() { # PARAM=VALUE...
 unload() {
 	local rc=0
 	FALLBACKS=$((FALLBACKS + $(aipu_stat fallbacks)))
-	timeout 60 rmmod aipu || rc=$?
+	timeout "${AIPU_RMMOD_TIMEOUT:-60}" rmmod aipu || rc=$?
 	[ "$rc" -eq 0 ] || die "rmmod aipu exited $rc"
 	[ "$(<"$KUP")" = 100 ] || fail "after rmmod dirty_writeback_centisecs is $(<"$KUP"), not 100"
 }
