@@ -189,10 +189,33 @@ load() { # PARAM=VALUE...
 		pass "aipu's caches are marked for failslab"
 	fi
 }
+# rmmod_watched: rmmod aipu within AIPU_RMMOD_TIMEOUT; every 20 s it is
+# still running, log its kernel stack and the flusher's, so that a slow
+# rmmod (a starved guest) can be told from a stalled one in the log.
+rmmod_watched() {
+	local pid t0 next rc=0 fl
+	t0=$(now_ms)
+	next=$((t0 + 20000))
+	timeout "${AIPU_RMMOD_TIMEOUT:-60}" rmmod aipu &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		[ "$(now_ms)" -ge "$next" ] || continue
+		next=$((next + 20000))
+		log "rmmod still running after $((($(now_ms) - t0) / 1000)) s; its stack:"
+		sed 's/^/#   /' /proc/"$(pgrep -x -P "$pid" rmmod || echo "$pid")"/stack 2>/dev/null || true
+		for fl in $(pgrep -x aipu); do
+			log "flusher $fl: $(tr '\n' ' ' 2>/dev/null <"/proc/$fl/stack")"
+		done
+	done
+	wait "$pid" || rc=$?
+	log "rmmod took $(($(now_ms) - t0)) ms"
+	return "$rc"
+}
 unload() {
 	local rc=0
 	FALLBACKS=$((FALLBACKS + $(aipu_stat fallbacks)))
-	timeout "${AIPU_RMMOD_TIMEOUT:-60}" rmmod aipu || rc=$?
+	rmmod_watched || rc=$?
 	[ "$rc" -eq 0 ] || die "rmmod aipu exited $rc"
 	[ "$(<"$KUP")" = 100 ] || fail "after rmmod dirty_writeback_centisecs is $(<"$KUP"), not 100"
 }
