@@ -32,6 +32,7 @@
 #              directory under build/vm-out/)
 #   AIPU_DISK  the test disk (/dev/nullb0, /dev/vda) or empty
 #   AIPU_KVER  the kernel version booted
+#   AIPU_KCONFIG  its .config (/boot/config-KVER, or the tree's .config)
 #   and every other AIPU_* variable of the caller's environment.
 #
 # Disks:
@@ -194,6 +195,7 @@ if [ -n "$ktree" ]; then
 		die_usage "--kernel-tree $ktree has no include/config/kernel.release: build it first."
 	kver=$(cat "$ktree/include/config/kernel.release")
 	kimg=$ktree
+	kconfig=$ktree/.config
 	# virtme-ng's init mounts a tmpfs on /var/cache (and a few other
 	# directories), which would hide a tree there and the modules the
 	# guest's /lib/modules/KVER links to: export the tree at its own path.
@@ -207,6 +209,7 @@ else
 	[ -d "/lib/modules/$kver" ] ||
 		die_usage "no /lib/modules/$kver: install the modules of that kernel (linux-image-$kver)."
 	kimg=/boot/vmlinuz-$kver
+	kconfig=/boot/config-$kver
 fi
 [[ $disk_size =~ ^[1-9][0-9]*$ ]] || die_usage "--disk-size must be a positive number of MiB, not '$disk_size'."
 [[ $memory =~ ^[1-9][0-9]*[MG]$ ]] || die_usage "--memory must look like 2G or 1536M, not '$memory'."
@@ -309,13 +312,13 @@ wrapper="$ctl/guest.sh"
 {
 	echo '#!/usr/bin/env bash'
 	echo 'set -uo pipefail'
-	printf 'export AIPU_KO=%q AIPU_OUT=%q AIPU_DISK=%q AIPU_KVER=%q AIPU_ROOT=%q\n' \
-		"$ko" "$out" "$guest_disk" "$kver" "$root"
+	printf 'export AIPU_KO=%q AIPU_OUT=%q AIPU_DISK=%q AIPU_KVER=%q AIPU_ROOT=%q AIPU_KCONFIG=%q\n' \
+		"$ko" "$out" "$guest_disk" "$kver" "$root" "$kconfig"
 	printf 'ctl=%q\n' "$ctl"
 	# Other AIPU_* variables (AIPU_TEST_TIMEOUT, ...) pass through.
 	while read -r v; do
 		case "$v" in
-		AIPU_KO | AIPU_OUT | AIPU_DISK | AIPU_KVER | AIPU_ROOT) ;;
+		AIPU_KO | AIPU_OUT | AIPU_DISK | AIPU_KVER | AIPU_ROOT | AIPU_KCONFIG) ;;
 		AIPU_*) printf 'export %s=%q\n' "$v" "${!v}" ;;
 		esac
 	done < <(compgen -e)

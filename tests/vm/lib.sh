@@ -212,10 +212,12 @@ aipu_dump() { # log the module's state
 }
 
 # ------------------------------------------------------------------ disks
-# The kernel's tick length in seconds (one jiffy), from its config.
+# The kernel's tick length in seconds (one jiffy), from its config
+# (AIPU_KCONFIG from vm.sh: a built tree has no /boot/config-KVER). Without
+# one, HZ=100, the coarsest tick Linux has, so tolerances err wide.
 jiffy_s() {
-	local hz
-	hz=$(sed -n 's/^CONFIG_HZ=//p' "/boot/config-$(uname -r)" 2>/dev/null)
+	local cfg=${AIPU_KCONFIG:-/boot/config-$(uname -r)} hz=""
+	[ -r "$cfg" ] && hz=$(sed -n 's/^CONFIG_HZ=\([0-9]*\)$/\1/p' "$cfg")
 	awk -v hz="${hz:-100}" 'BEGIN { printf "%.6f\n", 1 / hz }'
 }
 
