@@ -29,6 +29,9 @@ AIPU_MNT=/tmp/aipu-mnt
 # Scratch space for traces: the guest's /tmp (a RAM overlay), not the 9p
 # export, which is slow and would perturb timing.
 TEST_TMP=/tmp/aipu-test/$TEST_NAME
+# Seconds one rmmod of aipu may take: it waits for the flusher's current
+# pass; a debug kernel under TCG needs minutes (scripts/debugtest.sh: 600).
+AIPU_RMMOD_TIMEOUT=${AIPU_RMMOD_TIMEOUT:-60}
 # Kernel log lines that fail a test. Matched case-sensitively as ERE.
 DMESG_BAD='(\bBUG\b|WARNING:|\bOops\b|general protection|lockdep|KASAN|kmemleak:.*(leak|suspect)|Busy inodes|Call Trace|KFENCE:|UBSAN:|BUG kmalloc|hung_task|blocked for more than|soft lockup|hard LOCKUP|rcu.*stall)'
 
@@ -188,7 +191,7 @@ aipu_load() {
 }
 aipu_unload() {
 	aipu_loaded || return 0
-	timeout "${AIPU_RMMOD_TIMEOUT:-60}" rmmod aipu || {
+	timeout "$AIPU_RMMOD_TIMEOUT" rmmod aipu || {
 		echo "# rmmod aipu failed"
 		return 1
 	}

@@ -85,7 +85,7 @@ cleanup_after() {
 		echo "a mount on $m"
 	done < <(awk '$2 ~ /^\/tmp\/aipu-mnt/ { print $2 }' /proc/mounts | sort -r)
 	if [ -d /sys/module/aipu ]; then
-		timeout "${AIPU_RMMOD_TIMEOUT:-60}" rmmod aipu >/dev/null 2>&1 || echo "aipu loaded, and rmmod aipu failed"
+		timeout "$AIPU_RMMOD_TIMEOUT" rmmod aipu >/dev/null 2>&1 || echo "aipu loaded, and rmmod aipu failed"
 		[ -d /sys/module/aipu ] || echo "aipu loaded"
 	fi
 	return 0

@@ -127,7 +127,7 @@ load() {
 unload() {
 	local t0 rc=0
 	t0=$(now_ms)
-	timeout "${AIPU_RMMOD_TIMEOUT:-60}" rmmod aipu || rc=$?
+	timeout "$AIPU_RMMOD_TIMEOUT" rmmod aipu || rc=$?
 	assert_eq 0 "$rc" "$1: rmmod returned 0 (after $(($(now_ms) - t0)) ms)"
 	if aipu_loaded; then die "$1: aipu still loaded"; fi
 	assert_eq "$wb0" "$(<"$KUP")" "$1: dirty_writeback_centisecs back to $wb0 after rmmod"

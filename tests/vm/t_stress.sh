@@ -196,7 +196,7 @@ rmmod_watched() {
 	local pid t0 next rc=0 fl
 	t0=$(now_ms)
 	next=$((t0 + 20000))
-	timeout "${AIPU_RMMOD_TIMEOUT:-60}" rmmod aipu &
+	timeout "$AIPU_RMMOD_TIMEOUT" rmmod aipu &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 1
