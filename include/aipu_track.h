@@ -75,6 +75,7 @@ struct aipu_stats {
 	u64 pages_staged;	/* moved early by the stage policy */
 	u64 pages_purged;	/* dropped from the cache after writeback */
 	u64 pages_not_purged;	/* still cached: dirtied again, mapped, ... */
+	u64 pages_evicting;	/* dirtied on a mapping being evicted */
 };
 
 #define AIPU_HIST_BUCKETS 16	/* 0, 1, 2-3, 4-7, ..., >= 16384 */

@@ -38,20 +38,51 @@ static void untracked(unsigned long nr)
 	aipu_policy_untracked();
 }
 
+static bool evicting(struct inode *inode)
+{
+	return READ_ONCE(inode->i_state) & (I_FREEING | I_WILL_FREE | I_CLEAR);
+}
+
+/*
+ * The tracker of @mapping, made if need be; with aipu_lock held.  None is
+ * made once the inode's eviction has begun: probe_evict may have run
+ * already, and nothing would kill the new tracker before the inode is freed
+ * (the debug kernel's KASAN caught the flusher reading such an inode).
+ * Reclaim does dirty pages then: pageout() holds the folio lock, not the
+ * inode, and ->writepage may redirty the folio while the final truncate
+ * waits for it.  I_FREEING or I_WILL_FREE is set under i_lock before
+ * eviction starts, so it is seen here once aipu_lock is taken after the
+ * kill.  Those pages go with the mapping: counted, not tracked.
+ */
+static struct aipu_tracker *tracker_of(struct address_space *mapping,
+				       bool *gone)
+{
+	struct aipu_tracker *t = track_find(&aipu_tr, mapping);
+
+	*gone = !t && evicting(mapping->host);
+	if (t || *gone)
+		return t;
+	return track_get(&aipu_tr, mapping, mapping->host);
+}
+
 static void probe_dirty_folio(void *data, struct folio *folio,
 			      struct address_space *mapping)
 {
 	unsigned long nr = folio_nr_pages(folio), flags, time;
 	struct aipu_tracker *t;
-	bool pending;
+	bool pending, gone;
 
 	time = record_time(&pending);
 	spin_lock_irqsave(&aipu_lock, flags);
-	t = track_get(&aipu_tr, mapping, mapping->host);
-	if (t)
+	t = tracker_of(mapping, &gone);
+	if (t) {
 		track_pages(&aipu_tr, t, folio->index, nr, time, pending);
-	else
+	} else if (gone) {
+		aipu_tr.st.pages_dirtied += nr;
+		aipu_tr.st.pages_evicting += nr;
+	} else {
 		untracked(nr);
+	}
 	spin_unlock_irqrestore(&aipu_lock, flags);
 	aipu_policy_dirtied();
 }
@@ -60,6 +91,7 @@ static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 {
 	unsigned long state = READ_ONCE(inode->i_state), irqflags;
 	struct aipu_tracker *t;
+	bool gone;
 
 	/*
 	 * Only the inode itself, only where writeback exists (not tmpfs or
@@ -67,13 +99,13 @@ static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 	 * eviction hook may already have run for it.
 	 */
 	if (!(flags & I_DIRTY_INODE) || !mapping_can_writeback(&inode->i_data) ||
-	    (state & (I_FREEING | I_WILL_FREE | I_CLEAR)))
+	    evicting(inode))
 		return;
 	spin_lock_irqsave(&aipu_lock, irqflags);
-	t = track_get(&aipu_tr, &inode->i_data, inode);
+	t = tracker_of(&inode->i_data, &gone);
 	if (t)
 		track_meta(&aipu_tr, t, jiffies, !(state & I_DIRTY_INODE));
-	else
+	else if (!gone)
 		untracked(0);
 	spin_unlock_irqrestore(&aipu_lock, irqflags);
 }
