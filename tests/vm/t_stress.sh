@@ -190,10 +190,11 @@ load() { # PARAM=VALUE...
 	fi
 }
 # rmmod_watched: rmmod aipu within AIPU_RMMOD_TIMEOUT; every 20 s it is
-# still running, log its kernel stack and the flusher's, so that a slow
-# rmmod (a starved guest) can be told from a stalled one in the log.
+# still running, log rmmod's state and kernel stack and whether the flusher
+# still exists, so that a slow rmmod (a starved guest, a busy CPU) can be
+# told from a stalled one in the log. A task running on a CPU shows no stack.
 rmmod_watched() {
-	local pid t0 next rc=0 fl
+	local pid t0 next rc=0 rm fl
 	t0=$(now_ms)
 	next=$((t0 + 20000))
 	timeout "$AIPU_RMMOD_TIMEOUT" rmmod aipu &
@@ -202,11 +203,10 @@ rmmod_watched() {
 		sleep 1
 		[ "$(now_ms)" -ge "$next" ] || continue
 		next=$((next + 20000))
-		log "rmmod still running after $((($(now_ms) - t0) / 1000)) s; its stack:"
-		sed 's/^/#   /' /proc/"$(pgrep -x -P "$pid" rmmod || echo "$pid")"/stack 2>/dev/null || true
-		for fl in $(pgrep -x aipu); do
-			log "flusher $fl: $(tr '\n' ' ' 2>/dev/null <"/proc/$fl/stack")"
-		done
+		rm=$(pgrep -x -P "$pid" rmmod || echo "$pid")
+		fl=$(pgrep -x aipu || echo none)
+		log "rmmod still running after $((($(now_ms) - t0) / 1000)) s: state $(awk '{ print $3 }' "/proc/$rm/stat" 2>/dev/null || echo gone), flusher pid $fl; rmmod's stack:"
+		sed 's/^/#   /' "/proc/$rm/stack" 2>/dev/null || true
 	done
 	wait "$pid" || rc=$?
 	log "rmmod took $(($(now_ms) - t0)) ms"
