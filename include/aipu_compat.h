@@ -22,6 +22,12 @@ static inline bool aipu_sb_usable(struct super_block *sb)
 	return sb->s_root && (sb->s_flags & SB_BORN);
 }
 
+/* The inode's state flags, read without i_lock. */
+static inline unsigned long aipu_inode_state(struct inode *inode)
+{
+	return READ_ONCE(inode->i_state);
+}
+
 /* First argument of a probed function, at its entry. */
 static inline unsigned long aipu_kprobe_arg0(struct pt_regs *regs)
 {
