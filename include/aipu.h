@@ -98,6 +98,7 @@ struct aipu_tracker *aipu_mapping_tracker(struct aipu_dev *d,
 					  struct aipu_tracker *hint,
 					  bool *gone);
 void aipu_mapping_kill(struct address_space *mapping);
+void aipu_mapping_forget(struct aipu_dev *d);
 enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p);
 void aipu_unpin(struct aipu_pin *p);
 int aipu_mapping_init(void);

@@ -117,6 +117,8 @@ void aipu_tracker_remove(struct aipu_tracker *t);
 
 /* A mapping with more runs than this is bounded as a whole (a fallback). */
 #define AIPU_RUNS_PER_TRACKER_MAX 65536
+/* Neighbours one take may fold into the run it writes. */
+#define AIPU_ABSORB_MAX 256
 
 void track_init(struct aipu_track *tr);
 struct aipu_tracker *track_find(struct aipu_track *tr, const void *key);

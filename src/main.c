@@ -15,14 +15,11 @@
 /* Every device's queue, once no probe and no flusher runs. */
 static void forget_all(void)
 {
-	unsigned long flags;
 	struct aipu_dev *d;
 
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
 		aipu_purge_exit(d);
-		flags = aipu_dev_lock(d);
-		track_clear(&d->tr);
-		aipu_dev_unlock(d, flags);
+		aipu_mapping_forget(d);
 	}
 }
 

@@ -140,6 +140,32 @@ void aipu_mapping_kill(struct address_space *mapping)
 }
 
 /*
+ * rmmod: forget every mapping of @d, a batch of runs per hold of the lock.
+ * No probe that makes trackers and no flusher runs any more.
+ */
+void aipu_mapping_forget(struct aipu_dev *d)
+{
+	struct aipu_tracker *t;
+	unsigned long flags;
+	bool done;
+
+	for (;;) {
+		flags = aipu_dev_lock(d);
+		t = list_first_entry_or_null(&d->tr.trackers,
+					     struct aipu_tracker, link);
+		done = !t || track_kill(&d->tr, t, AIPU_KILL_BATCH);
+		aipu_dev_unlock(d, flags);
+		if (!t)
+			return;
+		while (!done) {
+			flags = aipu_dev_lock(d);
+			done = track_kill(&d->tr, t, AIPU_KILL_BATCH);
+			aipu_dev_unlock(d, flags);
+		}
+	}
+}
+
+/*
  * Take a reference on @t's inode and its super block's s_umount, shared,
  * so neither eviction nor umount can pull the mapping away while we write.
  * A tracker seen alive under its device's lock, inside an RCU read section,

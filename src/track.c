@@ -473,22 +473,27 @@ static bool absorbable(const struct aipu_run *n, unsigned long cutoff,
 /*
  * Fold pending neighbours of @r into it: contiguous pages, one write.  Only
  * those dirtied before @cutoff (all if @all): paced AIPU queues runs before
- * they are due and must not write them early.
+ * they are due and must not write them early.  At most AIPU_ABSORB_MAX of
+ * them, so that a file written a page a jiffy (a million one-page runs in a
+ * row) costs the lock no more than a batch; the rest go in later takes.
  */
 static void absorb(struct aipu_track *tr, struct aipu_run *r,
 		   unsigned long cutoff, bool all)
 {
+	unsigned int left = AIPU_ABSORB_MAX;
 	struct aipu_run *n;
 
-	while ((n = node_run(rb_prev(&r->node))) &&
+	while (left && (n = node_run(rb_prev(&r->node))) &&
 	       absorbable(n, cutoff, all) && n->end == r->start) {
 		r->start = n->start;
 		merge(tr, r, n);
+		left--;
 	}
-	while ((n = node_run(rb_next(&r->node))) &&
+	while (left && (n = node_run(rb_next(&r->node))) &&
 	       absorbable(n, cutoff, all) && n->start == r->end) {
 		r->end = n->end;
 		merge(tr, r, n);
+		left--;
 	}
 }
 

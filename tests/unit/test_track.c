@@ -541,6 +541,28 @@ static int t_runs_cap(void)
 	return 0;
 }
 
+/*
+ * A file written a page a jiffy: one take folds at most AIPU_ABSORB_MAX
+ * neighbours into its run, the next take the rest; every page once.
+ */
+static int t_absorb_bounded(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+	unsigned long i, n = AIPU_ABSORB_MAX + 50, pages = 0;
+	struct aipu_run *r;
+
+	for (i = 0; i < n; i++)
+		track_pages(&tr, t, i, 1, 100 + i, false);
+	CHECK(scan(100 + n, false, 0) == n);
+	while ((r = track_take(&tr, 0, true))) {
+		CHECK(r->end - r->start <= AIPU_ABSORB_MAX + 1);
+		pages += r->end - r->start;
+		track_done(&tr, r);
+	}
+	CHECK(pages == n && tr.st.pages_tracked == 0);
+	return 0;
+}
+
 /* The table cannot take the tracker: no tracker, no leak. */
 static int t_insert_failure(void)
 {
@@ -757,6 +779,7 @@ static const struct test tests[] = {
 	{ "kill_in_batches", t_kill_in_batches },
 	{ "runs_cap", t_runs_cap },
 	{ "insert_failure", t_insert_failure },
+	{ "absorb_bounded", t_absorb_bounded },
 	{ "model", t_model },
 };
 
