@@ -8,6 +8,7 @@
  *   dev.c      one queue per backing device, each with its own lock
  *   mapping.c  finding a mapping's tracker, its lifetime, pinning it
  *   mem.c      slab caches and the reserve the probes fall back on
+ *   shrink.c   memory pressure: files fall back to whole-file runs
  *   flusher.c  per-device flusher work: phase 1 scan, phase 2 issue
  *   policy.c   kernel / aipu / pu / stage, and Linux's periodic writeback
  *   purge.c    write purge: drop pages aipu wrote once they are clean
@@ -170,6 +171,10 @@ int aipu_hook_init(void);
 void aipu_hook_exit(void);
 void aipu_hook_exit_evict(void);
 void aipu_hook_stats(struct aipu_stats *st);
+
+/* shrink.c */
+int aipu_shrink_init(void);
+void aipu_shrink_exit(void);
 
 /* mem.c */
 int aipu_mem_init(void);

@@ -127,6 +127,8 @@ struct aipu_tracker *track_get(struct aipu_track *tr, const void *key,
 void track_pages(struct aipu_track *tr, struct aipu_tracker *t,
 		 pgoff_t start, unsigned long nr, unsigned long time,
 		 bool pending);
+unsigned long track_degrade(struct aipu_track *tr, struct aipu_tracker *t,
+			    unsigned long budget, unsigned long now);
 void track_meta(struct aipu_track *tr, struct aipu_tracker *t,
 		unsigned long time, bool was_clean);
 void track_whole(struct aipu_track *tr, struct aipu_tracker *t,

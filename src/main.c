@@ -49,12 +49,17 @@ static int __init aipu_init(void)
 	ret = aipu_flusher_start();
 	if (ret)
 		goto out_hook;
-	ret = aipu_sysfs_init();
+	ret = aipu_shrink_init();
 	if (ret)
 		goto out_flusher;
+	ret = aipu_sysfs_init();
+	if (ret)
+		goto out_shrink;
 	pr_info("loaded, policy %s\n", aipu_policy_name(aipu_policy));
 	return 0;
 
+out_shrink:
+	aipu_shrink_exit();
 out_flusher:
 	aipu_flusher_stop();
 out_hook:
@@ -82,6 +87,7 @@ static void __exit aipu_exit(void)
 	aipu_policy_exit();
 	aipu_hook_exit();
 	aipu_flusher_stop();
+	aipu_shrink_exit();
 	forget_all();
 	aipu_hook_exit_evict();
 	aipu_dev_exit();

@@ -293,10 +293,18 @@ void track_pages(struct aipu_track *tr, struct aipu_tracker *t,
 		 bool pending)
 {
 	u8 state = pending ? AIPU_PENDING : AIPU_WAITING;
-	struct aipu_run *r, *prev, *next = run_from(t, start);
+	struct aipu_run *r, *prev, *next;
 	pgoff_t end = start + nr;
 
 	tr->st.pages_dirtied += nr;
+	/*
+	 * The whole mapping is queued at an older time already: it will write
+	 * these pages too (early, never late), so they need no memory.
+	 */
+	if (!pending && (t->whole.state == AIPU_WAITING ||
+			 t->whole.state == AIPU_PENDING))
+		return;
+	next = run_from(t, start);
 	if (next && next->start < end) {
 		if (!carve(tr, next, start, end)) {
 			tr->st.fallbacks++;
@@ -336,6 +344,46 @@ void track_whole(struct aipu_track *tr, struct aipu_tracker *t,
 {
 	if (t->whole.state == AIPU_IDLE)
 		embed_queue(tr, &t->whole, time);
+}
+
+/*
+ * Memory pressure (the shrinker): give back @t's runs, at most @budget a
+ * call, and bound the whole mapping instead.  The whole-mapping run takes
+ * the device's oldest time, at the head of the age list, so it is no later
+ * than any run it replaces and the list stays in order.  Returns the runs
+ * freed; the caller calls again while @t has runs and it needs memory.
+ */
+unsigned long track_degrade(struct aipu_track *tr, struct aipu_tracker *t,
+			    unsigned long budget, unsigned long now)
+{
+	struct aipu_run *w = &t->whole;
+	unsigned long freed = 0;
+	struct rb_node *n;
+
+	if (RB_EMPTY_ROOT(&t->runs))
+		return 0;
+	if (w->state == AIPU_IDLE || w->state == AIPU_WAITING) {
+		unsigned long oldest = now - track_oldest(tr, now);
+
+		if (w->state == AIPU_WAITING)
+			list_del(&w->lru);
+		else
+			tr->st.fallbacks++;
+		w->time = w->state == AIPU_WAITING &&
+			  time_before(w->time, oldest) ? w->time : oldest;
+		w->state = AIPU_WAITING;
+		list_add(&w->lru, &tr->waiting);
+	}
+	while (freed < budget && (n = rb_first(&t->runs))) {
+		struct aipu_run *r = node_run(n);
+
+		rb_erase(n, &t->runs);
+		list_del(&r->lru);
+		tr->st.pages_tracked -= run_pages(r);
+		run_free(tr, r);
+		freed++;
+	}
+	return freed;
 }
 
 void track_meta(struct aipu_track *tr, struct aipu_tracker *t,
@@ -537,8 +585,15 @@ static void requeue_whole(struct aipu_track *tr, struct aipu_tracker *t,
 {
 	struct aipu_run *w = &t->whole;
 
-	if (w->state == AIPU_PENDING)
-		return;		/* written later in this same pass */
+	/*
+	 * Written later in this same pass; what it then finds still dirty it
+	 * puts back at its own time, so that must be the older one.
+	 */
+	if (w->state == AIPU_PENDING) {
+		if (time_before(time, w->time))
+			w->time = time;
+		return;
+	}
 	if (w->state == AIPU_WAITING) {
 		if (!time_before(time, w->time))
 			return;

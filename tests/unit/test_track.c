@@ -413,11 +413,13 @@ static int t_alloc_failure_degrades(void)
 	track_pages(&tr, t, 5, 1, 200, false);
 	CHECK(run_at(t, 5)->time == 100 && tr.st.fallbacks == 1);
 	/* New run impossible: the whole mapping at the oldest such time. */
-	fail_runs = 2;
+	fail_runs = 1;
 	track_pages(&tr, t, 40, 1, 300, false);
-	track_pages(&tr, t, 60, 1, 400, false);
 	CHECK(t->whole.state == AIPU_WAITING && t->whole.time == 300);
-	CHECK(tr.st.fallbacks == 3 && list_sorted(&tr.waiting));
+	/* While it waits, new pages need no memory: it covers them. */
+	track_pages(&tr, t, 60, 1, 400, false);
+	CHECK(!run_at(t, 60) && live_runs == 1 && tr.st.pages_dirtied == 13);
+	CHECK(tr.st.fallbacks == 2 && list_sorted(&tr.waiting));
 	CHECK(scan(301, false, 0) == 11);
 	return 0;
 }
@@ -534,10 +536,10 @@ static int t_runs_cap(void)
 	track_pages(&tr, t, 2 * i, 1, 200, false);
 	CHECK(t->nr_runs == AIPU_RUNS_PER_TRACKER_MAX && tr.st.fallbacks == 1);
 	CHECK(t->whole.state == AIPU_WAITING && t->whole.time == 200);
-	/* Adjacent to a run of the same jiffy: still grows it, no memory. */
-	track_pages(&tr, t, 1, 1, 100, false);
-	CHECK(tr.st.fallbacks == 1 && run_at(t, 1) && run_at(t, 1)->time == 100);
-	CHECK(list_sorted(&tr.waiting));
+	/* While the whole-mapping run waits, new pages take nothing. */
+	track_pages(&tr, t, 1, 1, 300, false);
+	CHECK(tr.st.fallbacks == 1 && !run_at(t, 1));
+	CHECK(t->nr_runs == AIPU_RUNS_PER_TRACKER_MAX && list_sorted(&tr.waiting));
 	return 0;
 }
 
@@ -560,6 +562,32 @@ static int t_absorb_bounded(void)
 		track_done(&tr, r);
 	}
 	CHECK(pages == n && tr.st.pages_tracked == 0);
+	return 0;
+}
+
+/*
+ * Memory pressure: a file's runs go, a batch at a time, and its whole-file
+ * run takes the device's oldest time at the head of the age list, so every
+ * page it now covers is written no later than its own run would have been.
+ */
+static int t_degrade(void)
+{
+	struct aipu_tracker *a = track_get(&tr, &keys[0], NULL);
+	struct aipu_tracker *b = track_get(&tr, &keys[1], NULL);
+	unsigned long i;
+
+	track_pages(&tr, a, 100, 1, 50, false);		/* the device's oldest */
+	for (i = 0; i < 10; i++)
+		track_pages(&tr, b, 2 * i, 1, 100 + i, false);
+	CHECK(track_degrade(&tr, b, 4, 200) == 4 && b->nr_runs == 6);
+	CHECK(b->whole.state == AIPU_WAITING && b->whole.time == 50);
+	CHECK(list_first_entry(&tr.waiting, struct aipu_run, lru) == &b->whole);
+	CHECK(tr.st.fallbacks == 1 && list_sorted(&tr.waiting));
+	CHECK(track_degrade(&tr, b, 100, 200) == 6 && b->nr_runs == 0);
+	CHECK(tr.st.fallbacks == 1 && tr.st.pages_tracked == 1);
+	CHECK(track_degrade(&tr, b, 100, 200) == 0);
+	/* Due with the oldest page: written early, never late. */
+	CHECK(scan(51, false, 0) == 2);
 	return 0;
 }
 
@@ -780,6 +808,7 @@ static const struct test tests[] = {
 	{ "runs_cap", t_runs_cap },
 	{ "insert_failure", t_insert_failure },
 	{ "absorb_bounded", t_absorb_bounded },
+	{ "degrade", t_degrade },
 	{ "model", t_model },
 };
 

@@ -50,11 +50,15 @@ echo 2 >"$slowcfg/irqmode"
 echo $((SLOW_MS * 1000000)) >"$slowcfg/completion_nsec"
 echo 1 >"$slowcfg/hw_queue_depth"
 echo 1 >"$slowcfg/submit_queues"
-echo 7 >"$slowcfg/index"
 echo 1 >"$slowcfg/power" || die "cannot power on $slowcfg"
-slow=/dev/nullb7
-for _ in $(seq 50); do [ -b "$slow" ] && break; sleep 0.1; done
-[ -b "$slow" ] || die "$slow did not appear"
+# Named after the configfs directory (6.1 and later), else nullb<index>.
+for _ in $(seq 50); do
+	for slow in /dev/aipu_slow "/dev/nullb$(cat "$slowcfg/index")"; do
+		[ -b "$slow" ] && break 2
+	done
+	sleep 0.1
+done
+[ -b "$slow" ] || die "the slow null_blk's device node did not appear (tried /dev/aipu_slow, /dev/nullb$(cat "$slowcfg/index"))"
 disk_prepare "$slow"
 slow_id=$(disk_majmin "$slow")
 fast_id=$(disk_majmin "$fast")
