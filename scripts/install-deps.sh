@@ -12,7 +12,7 @@ command -v apt-get >/dev/null || die "this script expects Debian 12 (apt-get not
 export DEBIAN_FRONTEND=noninteractive
 
 stamp=/var/lib/aipu-deps.stamp
-want_version=5
+want_version=6
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_version" ] &&
 	command -v vng >/dev/null && command -v ruff >/dev/null && command -v nbdkit >/dev/null &&
 	ls /lib/modules/*/build >/dev/null 2>&1; then
@@ -33,7 +33,7 @@ apt-get install -y -qq --no-install-recommends \
 	"linux-image-${k612}-unsigned" "linux-headers-${k612}" \
 	linux-source-6.1 \
 	qemu-system-x86 qemu-utils nbdkit \
-	fio blktrace e2fsprogs xfsprogs util-linux procps \
+	fio blktrace e2fsprogs xfsprogs dosfstools exfatprogs util-linux procps \
 	busybox-static sparse shellcheck \
 	python3-numpy python3-matplotlib \
 	udev iproute2 file >/dev/null
