@@ -22,9 +22,14 @@
  * AIPU_UNTRACKED_MS after such a fallback.
  */
 #include <linux/fs.h>
+#include <linux/fs_struct.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/mutex.h>
+#include <linux/path.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/sched/task.h>
 #include <linux/string.h>
 #include <linux/writeback.h>
 
@@ -33,7 +38,8 @@
 /* Linux's default bound, dirty_expire 30 s + dirty_writeback 5 s, + slack. */
 #define AIPU_UNTRACKED_MS 40000
 
-#define KUPDATE_SYSCTL "/proc/sys/vm/dirty_writeback_centisecs"
+/* Relative to the initial namespaces' root, see sysctl_open(). */
+#define KUPDATE_SYSCTL "proc/sys/vm/dirty_writeback_centisecs"
 
 static unsigned long loaded_at, untracked_until;
 static unsigned int policy_gen = 1;	/* bumped by every switch; 0: never */
@@ -241,6 +247,38 @@ unsigned long aipu_handover_left_ms(void)
 }
 
 /*
+ * The sysctl file as the initial namespaces see it, from the root of the
+ * initial pid namespace's init, not from the root of whoever wrote a knob:
+ * a writer in a container with its own /proc (or a file bound over the
+ * sysctl) must not make aipu change some other file.
+ */
+static struct file *sysctl_open(void)
+{
+	struct task_struct *init;
+	struct file *f = ERR_PTR(-ESRCH);
+	struct path root;
+
+	rcu_read_lock();
+	init = pid_task(find_pid_ns(1, &init_pid_ns), PIDTYPE_PID);
+	if (init)
+		get_task_struct(init);
+	rcu_read_unlock();
+	if (!init)
+		return f;
+	task_lock(init);
+	if (init->fs) {
+		get_fs_root(init->fs, &root);
+		task_unlock(init);
+		f = file_open_root(&root, KUPDATE_SYSCTL, O_WRONLY, 0);
+		path_put(&root);
+	} else {
+		task_unlock(init);
+	}
+	put_task_struct(init);
+	return f;
+}
+
+/*
  * Through the sysctl file when we can: its handler wakes the flusher
  * threads, without which a restored interval only takes effect the next
  * time an inode is dirtied.
@@ -253,7 +291,7 @@ static void kupdate_set(unsigned int centisecs)
 	int len;
 
 	len = scnprintf(buf, sizeof(buf), "%u\n", centisecs);
-	f = filp_open(KUPDATE_SYSCTL, O_WRONLY, 0);
+	f = sysctl_open();
 	if (!IS_ERR(f)) {
 		if (kernel_write(f, buf, len, &pos) == len) {
 			filp_close(f, NULL);
