@@ -53,6 +53,8 @@ struct aipu_dev {
 	wait_queue_head_t wait;		/* a paced pass waiting for a run */
 	unsigned long next_tick;
 	bool started, sleeping, kicked;
+	bool dead;			/* being reaped: add nothing (lock) */
+	unsigned int idle_ticks;	/* periods with nothing tracked */
 	struct task_struct *inheritor;	/* writing metadata: see hook.c */
 	unsigned long inherit_time;
 
@@ -74,6 +76,8 @@ struct aipu_dev *aipu_dev_next(struct aipu_dev *d);
 unsigned long aipu_dev_lock(struct aipu_dev *d) __acquires(&d->lock);
 void aipu_dev_unlock(struct aipu_dev *d, unsigned long flags)
 	__releases(&d->lock);
+void aipu_dev_unlist(struct aipu_dev *d);
+void aipu_dev_free(struct aipu_dev *d);
 void aipu_dev_exit(void);
 
 /* mapping.c: a tracker as the kernel allocates it. */

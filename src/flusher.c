@@ -32,6 +32,8 @@
 
 /* Due runs moved to the pending list per hold of the device's lock. */
 #define AIPU_SCAN_BATCH 64
+/* Periods a device must track nothing before its queue is freed. */
+#define AIPU_DEV_IDLE_TICKS 30
 
 static struct workqueue_struct *wq;
 static struct delayed_work tick_work;
@@ -350,7 +352,7 @@ static void flusher_work(struct work_struct *w)
 
 	WRITE_ONCE(d->sleeping, false);
 	WRITE_ONCE(d->kicked, false);
-	if (READ_ONCE(stopping))
+	if (READ_ONCE(stopping) || READ_ONCE(d->dead))
 		return;
 	flusher_pass(d);
 	arm(d);
@@ -372,6 +374,48 @@ static bool started(struct aipu_dev *d)
 	return smp_load_acquire(&d->started);
 }
 
+/*
+ * A device that has tracked nothing for AIPU_DEV_IDLE_TICKS periods (a loop
+ * device long detached, a disk whose file systems are unmounted) is marked
+ * dead under its lock, so no probe adds to it; one a tick.
+ */
+static struct aipu_dev *find_idle(void)
+{
+	struct aipu_dev *d, *idle = NULL;
+	unsigned long flags;
+
+	rcu_read_lock();
+	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
+		if (!started(d) || d->dead)
+			continue;
+		flags = aipu_dev_lock(d);
+		if (list_empty(&d->tr.trackers) && track_idle(&d->tr))
+			d->idle_ticks++;
+		else
+			d->idle_ticks = 0;
+		if (!idle && d->idle_ticks >= AIPU_DEV_IDLE_TICKS) {
+			d->dead = true;
+			idle = d;
+		}
+		aipu_dev_unlock(d, flags);
+	}
+	rcu_read_unlock();
+	return idle;
+}
+
+/*
+ * Free a dead device's queue: once no RCU reader can see it, no probe, kick
+ * or poke can queue its work, and then its work can be cancelled for good.
+ */
+static void reap(struct aipu_dev *d)
+{
+	aipu_dev_unlist(d);
+	synchronize_rcu();
+	cancel_delayed_work_sync(&d->work);
+	aipu_purge_exit(d);
+	aipu_dev_free(d);
+}
+
 /* What is not per device, once a period. */
 static void tick_fn(struct work_struct *w)
 {
@@ -379,9 +423,14 @@ static void tick_fn(struct work_struct *w)
 
 	aipu_mem_refill();
 	aipu_kupdate_update();
+	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d))
 		if (!d->started && !READ_ONCE(stopping))
 			dev_start(d);
+	rcu_read_unlock();
+	d = READ_ONCE(stopping) ? NULL : find_idle();
+	if (d)
+		reap(d);
 	if (!READ_ONCE(stopping))
 		queue_delayed_work(wq, &tick_work,
 				   msecs_to_jiffies(READ_ONCE(aipu_period_ms)));
@@ -429,25 +478,27 @@ void aipu_flusher_kick(void)
 
 	if (!wq || READ_ONCE(stopping))
 		return;
+	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
-		if (!started(d))
+		if (!started(d) || READ_ONCE(d->dead))
 			continue;
 		WRITE_ONCE(d->kicked, true);
 		wake_up(&d->wait);
 		mod_delayed_work(wq, &d->work, 0);
 	}
+	rcu_read_unlock();
 	mod_delayed_work(wq, &tick_work, 0);
 }
 
 /*
- * Probe context (any lock, interrupts off): run a sleeping device's pass
- * now, once.  The workqueue's timer and pool locks are irq-safe and nest
- * inside any other; a device whose work has not started yet is started by
- * the tick, which is run now instead.
+ * Probe context (any lock, interrupts off, RCU read lock held: see reap()):
+ * run a sleeping device's pass now, once.  The workqueue's timer and pool
+ * locks are irq-safe and nest inside any other; a device whose work has not
+ * started yet is started by the tick, which is run now instead.
  */
 void aipu_flusher_poke(struct aipu_dev *d)
 {
-	if (!wq || READ_ONCE(stopping))
+	if (!wq || READ_ONCE(stopping) || READ_ONCE(d->dead))
 		return;
 	if (!started(d)) {
 		mod_delayed_work(wq, &tick_work, 0);

@@ -18,6 +18,7 @@
 
 #include <linux/jiffies.h>
 #include <linux/kobject.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
@@ -93,12 +94,14 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 	unsigned int devs = 0;
 	int n = 0;
 
+	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
 		dev_snapshot(d, &one, &o);
 		stats_add(&s, &one);
 		oldest = max(oldest, o);
 		devs++;
 	}
+	rcu_read_unlock();
 	aipu_hook_stats(&s);
 
 #define EMIT(name, val) (n += sysfs_emit_at(buf, n, name " %llu\n", \
@@ -143,6 +146,7 @@ static ssize_t devices_show(struct kobject *kobj, struct kobj_attribute *attr,
 	unsigned long o;
 	int n = 0;
 
+	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
 		dev_snapshot(d, &s, &o);
 		n += sysfs_emit_at(buf, n,
@@ -151,6 +155,7 @@ static ssize_t devices_show(struct kobject *kobj, struct kobj_attribute *attr,
 				   jiffies_to_msecs(o), s.pages_written,
 				   s.pages_late, s.flusher_runs);
 	}
+	rcu_read_unlock();
 	return n;
 }
 
@@ -166,6 +171,7 @@ static ssize_t hist_show(char *buf, bool age)
 	unsigned long flags;
 	struct aipu_dev *d;
 
+	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
 		const u64 *src = age ? d->tr.age_hist : d->tr.hist;
 
@@ -174,6 +180,7 @@ static ssize_t hist_show(char *buf, bool age)
 			hist[b] += src[b];
 		aipu_dev_unlock(d, flags);
 	}
+	rcu_read_unlock();
 	for (b = 0; b < buckets; b++) {
 		unsigned long lo = b ? 1UL << (b - 1) : 0;
 		unsigned long hi = b ? (1UL << b) - 1 : 0;
