@@ -5,7 +5,7 @@
  * Linux writes back per device (one bdi_writeback per backing device, see
  * fs/fs-writeback.c) so that a device that stalls holds up only its own
  * pages.  aipu does the same: every backing device gets a struct aipu_dev
- * with its own lock, its own age-ordered queue and its own flusher work
+ * with its own lock, its own age-ordered queue and its own flusher thread
  * (src/flusher.c).  A device is made the first time a page of it is dirtied,
  * in probe context, and lives until it has tracked nothing for a while (the
  * flusher's tick reaps it) or rmmod; it holds a reference on its
@@ -47,7 +47,6 @@ static struct aipu_dev *dev_new(struct backing_dev_info *bdi)
 	strscpy(d->name, bdi_dev_name(bdi), sizeof(d->name));
 	spin_lock_init(&d->lock);
 	track_init(&d->tr);
-	init_waitqueue_head(&d->wait);
 	INIT_LIST_HEAD(&d->purges);
 	d->created = jiffies;
 	return d;

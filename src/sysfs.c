@@ -136,7 +136,7 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 /*
  * One line a backing device: its name (major:minor, as /sys/class/bdi), then
- * what stat says of it alone.
+ * what stat says of it alone, and its flusher thread's pid (0: none yet).
  */
 static ssize_t devices_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
@@ -150,10 +150,11 @@ static ssize_t devices_show(struct kobject *kobj, struct kobj_attribute *attr,
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
 		dev_snapshot(d, &s, &o);
 		n += sysfs_emit_at(buf, n,
-				   "%s pages_tracked %llu mappings_tracked %llu oldest_age_ms %u pages_written %llu pages_late %llu flusher_runs %llu\n",
+				   "%s pages_tracked %llu mappings_tracked %llu oldest_age_ms %u pages_written %llu pages_late %llu flusher_runs %llu flusher_pid %d\n",
 				   d->name, s.pages_tracked, s.trackers,
 				   jiffies_to_msecs(o), s.pages_written,
-				   s.pages_late, s.flusher_runs);
+				   s.pages_late, s.flusher_runs,
+				   aipu_flusher_pid(d));
 	}
 	rcu_read_unlock();
 	return n;
