@@ -11,6 +11,9 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <linux/jiffies.h>
 
 #include "aipu_track.h"
 
