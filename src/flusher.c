@@ -34,6 +34,8 @@
 
 /* Due runs moved to the pending list per hold of the device's lock. */
 #define AIPU_SCAN_BATCH 64
+/* Pages put back per hold of the device's lock after a write. */
+#define AIPU_REQUEUE_BATCH 256
 /* Periods a device must track nothing before its queue is freed. */
 #define AIPU_DEV_IDLE_TICKS 30
 
@@ -59,16 +61,24 @@ bool aipu_flusher_inherits(struct aipu_dev *d, unsigned long *time)
 	return true;
 }
 
+/*
+ * Put back the still-dirty pages [start, end), AIPU_REQUEUE_BATCH pages per
+ * hold of the lock: a stretch holds at most that many runs and gaps, and a
+ * whole-file run's stretch can span a file's every run.
+ */
 static void requeue(struct aipu_dev *d, struct aipu_run *r, pgoff_t start,
 		    pgoff_t end, struct outcome *o)
 {
 	unsigned long flags;
+	pgoff_t stop;
 
-	if (start >= end)
-		return;
-	flags = aipu_dev_lock(d);
-	o->retried += track_requeue(&d->tr, r, start, end);
-	aipu_dev_unlock(d, flags);
+	for (; start < end; start = stop) {
+		stop = end - start > AIPU_REQUEUE_BATCH ?
+		       start + AIPU_REQUEUE_BATCH : end;
+		flags = aipu_dev_lock(d);
+		o->retried += track_requeue(&d->tr, r, start, stop);
+		aipu_dev_unlock(d, flags);
+	}
 }
 
 static void requeue_embedded(struct aipu_dev *d, struct aipu_run *r)
