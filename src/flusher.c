@@ -33,7 +33,7 @@
 #include "aipu_compat.h"
 
 /* Due runs moved to the pending list per hold of the device's lock. */
-#define AIPU_SCAN_BATCH 64
+#define AIPU_SCAN_BATCH 32
 /* Pages put back per hold of the device's lock after a write. */
 #define AIPU_REQUEUE_BATCH 256
 /* Periods a device must track nothing before its queue is freed. */
