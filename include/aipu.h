@@ -166,6 +166,7 @@ int aipu_flusher_start(void);
 void aipu_flusher_stop(void);
 void aipu_flusher_kick(void);
 void aipu_flusher_poke(struct aipu_dev *d);
+void aipu_flusher_want(struct aipu_dev *d);
 bool aipu_flusher_inherits(struct aipu_dev *d, unsigned long *time);
 pid_t aipu_flusher_pid(struct aipu_dev *d);
 

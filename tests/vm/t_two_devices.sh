@@ -46,6 +46,8 @@ mountpoint -q "$cfs" || mount -t configfs none "$cfs" || die "cannot mount confi
 mkdir "$slowcfg" || die "cannot make the null_blk device $slowcfg"
 on_exit slow_remove
 echo 256 >"$slowcfg/size"
+# Page-sized blocks: a buffered write of a whole page reads nothing first.
+echo 4096 >"$slowcfg/blocksize"
 echo 1 >"$slowcfg/memory_backed"
 echo 2 >"$slowcfg/irqmode"
 echo $((SLOW_MS * 1000000)) >"$slowcfg/completion_nsec"
