@@ -46,8 +46,6 @@ mountpoint -q "$cfs" || mount -t configfs none "$cfs" || die "cannot mount confi
 mkdir "$slowcfg" || die "cannot make the null_blk device $slowcfg"
 on_exit slow_remove
 echo 256 >"$slowcfg/size"
-# Page-sized blocks: a buffered write of a whole page reads nothing first.
-echo 4096 >"$slowcfg/blocksize"
 echo 1 >"$slowcfg/memory_backed"
 echo 2 >"$slowcfg/irqmode"
 echo $((SLOW_MS * 1000000)) >"$slowcfg/completion_nsec"
@@ -63,6 +61,9 @@ for _ in $(seq 50); do
 done
 [ -b "$slow" ] || die "the slow null_blk's device node did not appear (tried /dev/aipu_slow, /dev/nullb$(cat "$slowcfg/index"))"
 disk_prepare "$slow"
+# Held open: the last close of a block device writes its dirty pages itself
+# (600 requests of 50 ms), which would leave aipu nothing to write.
+exec 8<"$slow"
 slow_id=$(disk_majmin "$slow")
 fast_id=$(disk_majmin "$fast")
 log "slow device $slow ($slow_id): ${SLOW_MS} ms a request, depth 1; fast device $fast ($fast_id)"
@@ -116,6 +117,7 @@ log "draining the slow device: $(dev_field "$slow_id" pages_tracked) pages"
 sync
 
 # A device gone and idle for 30 periods loses its queue (period 100 ms here).
+exec 8<&-
 slow_remove
 aipu_set period_ms 100
 n0=$(aipu_stat devices)
