@@ -69,12 +69,21 @@ struct aipu_dev {
 	struct list_head purges;
 };
 
+/* What stat and the histograms add up (src/dev.c). */
+struct aipu_sums {
+	struct aipu_stats st;
+	u64 hist[AIPU_HIST_BUCKETS];
+	u64 age_hist[AIPU_AGE_BUCKETS];
+	unsigned int devices;
+};
+
 struct aipu_dev *aipu_dev_get(struct backing_dev_info *bdi);
+void aipu_dev_sum(struct aipu_sums *sum, unsigned long *oldest);
 struct aipu_dev *aipu_dev_next(struct aipu_dev *d);
 unsigned long aipu_dev_lock(struct aipu_dev *d) __acquires(&d->lock);
 void aipu_dev_unlock(struct aipu_dev *d, unsigned long flags)
 	__releases(&d->lock);
-void aipu_dev_unlist(struct aipu_dev *d);
+void aipu_dev_retire(struct aipu_dev *d);
 void aipu_dev_free(struct aipu_dev *d);
 void aipu_dev_exit(void);
 

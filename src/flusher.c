@@ -432,15 +432,18 @@ static struct aipu_dev *find_idle(void)
 }
 
 /*
- * Free a dead device's queue: once no RCU reader can see it, no probe, kick
- * or poke can wake its thread, and then the thread can be stopped.
+ * Free a dead device's queue.  Every probe, kick and poke checks dead inside
+ * an RCU read section, so after a grace period none can wake its thread and
+ * the thread can be stopped; its counters then go to the reaped devices'
+ * sums, and after a second grace period no reader of the list sees it.
  */
 static void reap(struct aipu_dev *d)
 {
-	aipu_dev_unlist(d);
 	synchronize_rcu();
 	kthread_stop(d->task);
 	aipu_purge_exit(d);
+	aipu_dev_retire(d);
+	synchronize_rcu();
 	aipu_dev_free(d);
 }
 

@@ -121,6 +121,7 @@ exec 8<&-
 slow_remove
 aipu_set period_ms 100
 n0=$(aipu_stat devices)
+w0=$(aipu_stat pages_written)
 for _ in $(seq 150); do
 	grep -q "^$slow_id " "$AIPU_SYSFS/devices" || break
 	sleep 0.1
@@ -128,4 +129,5 @@ done
 sed 's/^/# devices: /' "$AIPU_SYSFS/devices"
 assert_fails "the removed slow device's queue was freed once idle" grep -q "^$slow_id " "$AIPU_SYSFS/devices"
 assert_lt "$(aipu_stat devices)" "$n0" "stat devices went down"
+assert_ge "$(aipu_stat pages_written)" "$w0" "stat pages_written did not go down (a reaped device's counters are kept)"
 aipu_unload
