@@ -53,6 +53,7 @@ struct aipu_dev {
 	bool started, sleeping;
 	bool dead;			/* being reaped: add nothing (lock) */
 	unsigned int idle_ticks;	/* periods with nothing tracked */
+	unsigned long idle_since;	/* jiffies: last seen tracking */
 	struct task_struct *inheritor;	/* writing metadata: see hook.c */
 	unsigned long inherit_time;
 

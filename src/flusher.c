@@ -36,8 +36,9 @@
 #define AIPU_SCAN_BATCH 32
 /* Pages put back per hold of the device's lock after a write. */
 #define AIPU_REQUEUE_BATCH 256
-/* Periods a device must track nothing before its queue is freed. */
+/* A device must track nothing this many periods, and this long, to go. */
 #define AIPU_DEV_IDLE_TICKS 30
+#define AIPU_DEV_IDLE_MIN_MS 10000
 
 static struct delayed_work tick_work;
 static bool stopping;
@@ -398,30 +399,36 @@ static void dev_start(struct aipu_dev *d)
 	if (IS_ERR(t))
 		return;		/* no memory: the next tick tries again */
 	d->task = t;
+	d->idle_since = jiffies;
 	/* d->task is set before anyone sees started: see started(). */
 	smp_store_release(&d->started, true);
 }
 
 /*
- * A device that has tracked nothing for AIPU_DEV_IDLE_TICKS periods (a loop
- * device long detached, a disk whose file systems are unmounted) is marked
- * dead under its lock, so no probe adds to it; one a tick.
+ * A device that has tracked nothing for AIPU_DEV_IDLE_TICKS periods and at
+ * least AIPU_DEV_IDLE_MIN_MS (a loop device long detached, a disk whose file
+ * systems are unmounted) is marked dead under its lock, so no probe adds to
+ * it; one a tick.
  */
 static struct aipu_dev *find_idle(void)
 {
+	unsigned long flags, now = jiffies;
 	struct aipu_dev *d, *idle = NULL;
-	unsigned long flags;
 
 	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
 		if (!started(d) || d->dead)
 			continue;
 		flags = aipu_dev_lock(d);
-		if (list_empty(&d->tr.trackers) && track_idle(&d->tr))
-			d->idle_ticks++;
-		else
+		if (!list_empty(&d->tr.trackers) || !track_idle(&d->tr)) {
 			d->idle_ticks = 0;
-		if (!idle && d->idle_ticks >= AIPU_DEV_IDLE_TICKS) {
+			d->idle_since = now;
+		} else {
+			d->idle_ticks++;
+		}
+		if (!idle && d->idle_ticks >= AIPU_DEV_IDLE_TICKS &&
+		    time_after(now, d->idle_since +
+			       msecs_to_jiffies(AIPU_DEV_IDLE_MIN_MS))) {
 			d->dead = true;
 			idle = d;
 		}
