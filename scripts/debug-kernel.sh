@@ -247,7 +247,7 @@ if [ "$module" -eq 1 ]; then
 	{
 		printf '%s\n' Kbuild
 		[ -f Makefile ] && printf '%s\n' Makefile
-		for d in src include; do
+		for d in src include conftest; do
 			[ -d "$d" ] && find "$d" -type f \( -name '*.c' -o -name '*.h' \
 				-o -name Kbuild -o -name Makefile \) -print
 		done

@@ -25,7 +25,7 @@ if [ ! -x "$checkpatch" ]; then
 	result checkpatch 1
 else
 	rc=0
-	out=$("$checkpatch" --strict --no-tree --quiet -f src/*.c include/*.h 2>&1) || rc=$?
+	out=$("$checkpatch" --strict --no-tree --quiet -f src/*.c include/*.h conftest/*.c 2>&1) || rc=$?
 	[ -z "$out" ] || echo "$out"
 	result checkpatch "$rc"
 fi

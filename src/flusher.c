@@ -21,7 +21,6 @@
 #include <linux/fs.h>
 #include <linux/kthread.h>
 #include <linux/pagemap.h>
-#include <linux/pagevec.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/writeback.h>
@@ -79,7 +78,7 @@ enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p)
 	}
 	rcu_read_unlock();
 	/* Still being set up by its creator: not ours to write yet. */
-	if (res == AIPU_PIN_OK && (READ_ONCE(p->inode->i_state) & I_NEW)) {
+	if (res == AIPU_PIN_OK && (aipu_inode_state(p->inode) & I_NEW)) {
 		aipu_unpin(p);
 		res = AIPU_PIN_BUSY;
 	}
@@ -149,18 +148,10 @@ static void issue_pages(struct aipu_run *r, struct inode *inode, bool write,
 	bool whole = r->kind == AIPU_WHOLE;
 	pgoff_t start = whole ? 0 : r->start;
 	pgoff_t end = whole ? ULONG_MAX : r->end;
-	struct writeback_control wbc = {
-		.sync_mode = WB_SYNC_NONE,
-		.nr_to_write = whole ? LONG_MAX : end - start,
-		.range_start = (loff_t)start << PAGE_SHIFT,
-		.range_end = whole ? LLONG_MAX : ((loff_t)end << PAGE_SHIFT) - 1,
-	};
-	long budget = wbc.nr_to_write;
 	unsigned long dirty;
 
 	if (write) {
-		filemap_fdatawrite_wbc(&inode->i_data, &wbc);
-		o->written = budget - wbc.nr_to_write;
+		o->written = aipu_write_range(&inode->i_data, start, end);
 		if (o->written && READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
 			aipu_purge_add(r->t, start, end);
 	}
@@ -174,14 +165,14 @@ static void issue_meta(struct aipu_run *r, struct inode *inode, bool write,
 {
 	unsigned long flags;
 
-	if (write && (READ_ONCE(inode->i_state) & I_DIRTY_INODE)) {
+	if (write && (aipu_inode_state(inode) & I_DIRTY_INODE)) {
 		WRITE_ONCE(inherit_time, r->time);
 		WRITE_ONCE(inheriting, true);
 		sync_inode_metadata(inode, 0);
 		WRITE_ONCE(inheriting, false);
 		o->meta = 1;
 	}
-	if (READ_ONCE(inode->i_state) & I_DIRTY_INODE) {
+	if (aipu_inode_state(inode) & I_DIRTY_INODE) {
 		spin_lock_irqsave(&aipu_lock, flags);
 		track_requeue_embedded(&aipu_tr, r);
 		spin_unlock_irqrestore(&aipu_lock, flags);

@@ -40,7 +40,7 @@ static void untracked(unsigned long nr)
 
 static bool evicting(struct inode *inode)
 {
-	return READ_ONCE(inode->i_state) & (I_FREEING | I_WILL_FREE | I_CLEAR);
+	return aipu_inode_state(inode) & (I_FREEING | I_WILL_FREE | I_CLEAR);
 }
 
 /*
@@ -89,7 +89,7 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 
 static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 {
-	unsigned long state = READ_ONCE(inode->i_state), irqflags;
+	unsigned long state = aipu_inode_state(inode), irqflags;
 	struct aipu_tracker *t;
 	bool gone;
 
