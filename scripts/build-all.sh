@@ -90,6 +90,7 @@ source_files() {
 	local d
 	printf '%s\n' Kbuild
 	[ -f Makefile ] && printf '%s\n' Makefile
+	[ -f dkms.conf ] && printf '%s\n' dkms.conf
 	for d in src include conftest; do
 		[ -d "$d" ] && find "$d" -type f \( -name '*.c' -o -name '*.h' \
 			-o -name 'Kbuild' -o -name 'Makefile' \) -print

@@ -6,6 +6,9 @@
 #      modules_prepare'd, cached in /var/cache/aipu; modpost checks the
 #      symbols against Debian's 7.2 exports), W=1 and sparse, no warnings
 #   3. style: checkpatch, shellcheck, ruff
+#   3b. DKMS: dkms add/build/install/autoinstall of dkms.conf for every
+#      installed kernel, in private trees (scripts/dkms-check.sh); the VM
+#      tests load what it built (t_dkms)
 #   4. VM tests: one QEMU boot per kernel (6.1 and 6.12) running tests/vm/
 #   5. the crash bound, short: one hard reset per kernel under aipu, pu, and
 #      the control with no writeback (which must lose data)
@@ -69,6 +72,7 @@ stage unit make -s -C tests/unit
 stage kernel-7.2 scripts/kernel-tree.sh --version 7.2 --prepare-only
 stage build build_clean
 stage lint scripts/lint.sh
+stage dkms scripts/dkms-check.sh
 stage vm scripts/vmtest.sh
 stage crash scripts/crashtest.sh --trials 1 --policies "aipu pu off" --out build/crash-check
 stage bench tests/bench/smoke.sh
