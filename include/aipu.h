@@ -5,25 +5,105 @@
  *
  *   hook.c     tracepoint and kprobe probes: first-dirty times, eviction
  *   track.c    age-ordered tracking (pure logic, unit-tested in user space)
+ *   dev.c      one queue per backing device, each with its own lock
+ *   mapping.c  finding a mapping's tracker, its lifetime, pinning it
  *   mem.c      slab caches and the reserve the probes fall back on
- *   flusher.c  the once-a-period kthread: phase 1 scan, phase 2 issue
+ *   shrink.c   memory pressure: files fall back to whole-file runs
+ *   flusher.c  per-device flusher work: phase 1 scan, phase 2 issue
  *   policy.c   kernel / aipu / pu / stage, and Linux's periodic writeback
  *   purge.c    write purge: drop pages aipu wrote once they are clean
  *   knobs.c    tunables, mirrored as module parameters
  *   sysfs.c    /sys/kernel/aipu/
+ *
+ * Calls go down this list's dependency order, never in a circle: flusher
+ * uses policy, purge, mapping, dev, track and mem; purge and mapping use
+ * dev and track; hook uses mapping, track, policy and flusher.
  */
 #ifndef AIPU_H
 #define AIPU_H
 
+#include <linux/rhashtable-types.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "aipu_track.h"
 
 #define AIPU_NAME "aipu"
 
-/* main.c: the tracking state and the lock that guards it (a leaf lock). */
-extern spinlock_t aipu_lock;
-extern struct aipu_track aipu_tr;
+struct backing_dev_info;
+
+/*
+ * dev.c: a backing device's queue.  @lock guards @tr and every tracker and
+ * run in it (a leaf lock, taken inside the mapping's i_pages lock by the
+ * probes, interrupts off).  The rest is its flusher's (flusher.c, policy.c,
+ * purge.c), touched only from its work item.
+ */
+struct aipu_dev {
+	struct list_head node;		/* every device, RCU */
+	struct backing_dev_info *bdi;	/* referenced */
+	char name[32];			/* "8:0", as in /sys/class/bdi */
+	spinlock_t lock;
+	u64 locked_at;			/* local_clock() when @lock was taken */
+	struct aipu_track tr;
+	unsigned long created;		/* jiffies */
+
+	/* flusher.c */
+	struct delayed_work work;
+	wait_queue_head_t wait;		/* a paced pass waiting for a run */
+	unsigned long next_tick;
+	bool started, sleeping, kicked;
+	struct task_struct *inheritor;	/* writing metadata: see hook.c */
+	unsigned long inherit_time;
+
+	/* policy.c */
+	unsigned long last_pu, next_stage;
+	unsigned int policy_gen;
+	struct aipu_scan {		/* this pass's phase 1 */
+		unsigned long now, cutoff, limit, staged;
+		unsigned int stage;	/* runs left to stage */
+		bool all, aged_done;
+	} scan;
+
+	/* purge.c */
+	struct list_head purges;
+};
+
+struct aipu_dev *aipu_dev_get(struct backing_dev_info *bdi);
+struct aipu_dev *aipu_dev_next(struct aipu_dev *d);
+unsigned long aipu_dev_lock(struct aipu_dev *d) __acquires(&d->lock);
+void aipu_dev_unlock(struct aipu_dev *d, unsigned long flags)
+	__releases(&d->lock);
+void aipu_dev_exit(void);
+
+/* mapping.c: a tracker as the kernel allocates it. */
+struct aipu_mapping {
+	struct aipu_tracker t;
+	struct rhash_head node;		/* keyed by t.key */
+	struct rcu_head rcu;
+};
+
+struct aipu_pin {
+	struct inode *inode;
+	struct super_block *sb;
+};
+
+enum aipu_pin_result { AIPU_PIN_OK, AIPU_PIN_BUSY, AIPU_PIN_GONE };
+
+struct address_space;
+struct aipu_dev *aipu_tracker_dev(struct aipu_tracker *t);
+struct aipu_dev *aipu_mapping_dev(struct address_space *mapping,
+				  struct aipu_tracker **hint);
+struct aipu_tracker *aipu_mapping_tracker(struct aipu_dev *d,
+					  struct address_space *mapping,
+					  struct aipu_tracker *hint,
+					  bool *gone);
+void aipu_mapping_kill(struct address_space *mapping);
+void aipu_mapping_forget(struct aipu_dev *d);
+enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p);
+void aipu_unpin(struct aipu_pin *p);
+int aipu_mapping_init(void);
+void aipu_mapping_exit(void);
 
 /* knobs.c */
 struct aipu_knob {
@@ -61,46 +141,46 @@ void aipu_policy_changed(void);
 bool aipu_policy_writes(void);
 bool aipu_policy_paced(void);
 bool aipu_policy_bounded(void);
-void aipu_policy_scan(unsigned long now);
-long aipu_policy_timeout(unsigned long now, unsigned long next_tick);
+bool aipu_policy_wants_poke(void);
+void aipu_policy_plan(struct aipu_dev *d, unsigned long now);
+bool aipu_policy_scan(struct aipu_dev *d, unsigned int budget);
+long aipu_policy_timeout(struct aipu_dev *d, unsigned long now,
+			 unsigned long next_tick);
 void aipu_policy_init(void);
 void aipu_policy_exit(void);
 void aipu_policy_untracked(void);
-void aipu_policy_dirtied(void);
 void aipu_kupdate_update(void);
 bool aipu_kupdate_is_off(void);
 unsigned long aipu_handover_left_ms(void);
 
 /* purge.c */
-void aipu_purge_add(struct aipu_tracker *t, pgoff_t start, pgoff_t end);
-void aipu_purge_run(void);
-void aipu_purge_exit(void);
+void aipu_purge_add(struct aipu_dev *d, struct aipu_tracker *t,
+		    pgoff_t start, pgoff_t end);
+void aipu_purge_run(struct aipu_dev *d);
+void aipu_purge_exit(struct aipu_dev *d);
 
 /* flusher.c */
-struct aipu_pin {
-	struct inode *inode;
-	struct super_block *sb;
-};
-
-enum aipu_pin_result { AIPU_PIN_OK, AIPU_PIN_BUSY, AIPU_PIN_GONE };
-
-enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p);
-void aipu_unpin(struct aipu_pin *p);
 int aipu_flusher_start(void);
 void aipu_flusher_stop(void);
 void aipu_flusher_kick(void);
-void aipu_flusher_poke(void);
-bool aipu_flusher_inherits(unsigned long *time);
+void aipu_flusher_poke(struct aipu_dev *d);
+bool aipu_flusher_inherits(struct aipu_dev *d, unsigned long *time);
 
 /* hook.c */
 int aipu_hook_init(void);
 void aipu_hook_exit(void);
 void aipu_hook_exit_evict(void);
+void aipu_hook_stats(struct aipu_stats *st);
+
+/* shrink.c */
+int aipu_shrink_init(void);
+void aipu_shrink_exit(void);
 
 /* mem.c */
 int aipu_mem_init(void);
 void aipu_mem_exit(void);
 void aipu_mem_refill(void);
+u64 aipu_mem_bytes(void);
 
 /* sysfs.c */
 int aipu_sysfs_init(void);

@@ -19,7 +19,7 @@
 #   only a list (kernel/tracepoint.c). So each trace event aipu uses is
 #   enabled twice, in the top-level ftrace buffer and in the instance
 #   "aipu-hold", both with tracing off: aipu then goes 2 -> 3 -> 2;
-# - its kprobe on truncate_inode_pages_final (an ftrace site on Debian's
+# - its kprobe on clear_inode (an ftrace site on Debian's
 #   kernels): arming it patches the call site. A kprobe event on the same
 #   address, enabled in the instance, keeps the site armed, and aipu's
 #   kprobe joins it as an aggregate: no text changes.
@@ -42,7 +42,7 @@ for d in "$t" "$inst"; do
 	done
 done
 if [ ! -d "$t/events/aipu_hold/evict" ]; then
-	echo 'p:aipu_hold/evict truncate_inode_pages_final' >>"$t/kprobe_events" ||
-		die "cannot add a kprobe event on truncate_inode_pages_final"
+	echo 'p:aipu_hold/evict clear_inode' >>"$t/kprobe_events" ||
+		die "cannot add a kprobe event on clear_inode"
 fi
 echo 1 >"$inst/events/aipu_hold/evict/enable" || die "cannot enable the kprobe event aipu_hold/evict"

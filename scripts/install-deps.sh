@@ -37,7 +37,7 @@ apt-get install -y -qq --no-install-recommends \
 	"linux-image-${k612}-unsigned" "linux-headers-${k612}" \
 	linux-source-6.1 \
 	qemu-system-x86 qemu-utils nbdkit \
-	fio blktrace e2fsprogs xfsprogs util-linux procps \
+	fio blktrace e2fsprogs xfsprogs dosfstools exfatprogs util-linux procps \
 	busybox-static sparse shellcheck \
 	dkms bpftrace trace-cmd xz-utils debian-archive-keyring \
 	python3-numpy python3-matplotlib \

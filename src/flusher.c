@@ -1,36 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * aipu: the pending queue and the flusher (Mogul's bflush_smooth()).
+ * aipu: the pending queue and the flusher (Mogul's bflush_smooth()), one
+ * per backing device.
  *
- * Once a period the flusher kthread runs two phases.  Phase 1, under the
- * tracking lock and without blocking, moves the runs the policy says are due
- * from the head of the age list onto the pending list.  Phase 2 takes them
- * off the pending list oldest first and starts asynchronous writeback
- * (WB_SYNC_NONE) of each run's pages; this may block in the block layer.
- * Pages that stay dirty (locked, already under writeback) keep their time
- * and are retried next period; pages found clean are dropped.
+ * Once a period each device's flusher work runs two phases.  Phase 1, under
+ * the device's lock and without blocking, moves the runs the policy says are
+ * due from the head of the age list onto the pending list, a batch at a time
+ * with the lock dropped in between.  Phase 2 takes them off the pending list
+ * oldest first and starts asynchronous writeback (WB_SYNC_NONE) of each
+ * run's pages; this may block in the block layer, and then only this
+ * device's work waits: the works run on an unbound workqueue, as Linux's
+ * own per-device writeback does.  Pages that stay dirty (locked, already
+ * under writeback) keep their time and are retried next period; pages found
+ * clean are dropped.
  *
- * A mapping can be evicted at any moment.  Inodes are freed after an RCU
- * grace period and the eviction hook marks the tracker dead under the lock,
- * so a tracker seen alive inside rcu_read_lock() has a valid inode and super
- * block; s_umount taken shared keeps umount out until we are done, as the
- * kernel's own writeback does, and igrab() refuses an inode being freed.
+ * A tick work, once a period, does what is not per device: Linux's periodic
+ * writeback on or off, the probes' memory reserve, and starting the work of
+ * devices the probes made since.
  */
 #include <linux/blkdev.h>
-#include <linux/freezer.h>
 #include <linux/fs.h>
-#include <linux/kthread.h>
 #include <linux/pagemap.h>
-#include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/writeback.h>
 
 #include "aipu.h"
 #include "aipu_compat.h"
 
-static struct task_struct *flusher;
-static bool sleeping, inheriting;
-static unsigned long inherit_time;
+/* Due runs moved to the pending list per hold of the device's lock. */
+#define AIPU_SCAN_BATCH 64
+
+static struct workqueue_struct *wq;
+static struct delayed_work tick_work;
+static bool stopping;
 
 /* Per issued run: what happened to its pages. */
 struct outcome {
@@ -39,78 +43,48 @@ struct outcome {
 
 /*
  * Pages the flusher itself dirties while writing an inode's metadata (the
- * inode table block of a non-journalled file system) carry that metadata's
- * first-dirty time and go out in the same pass, so metadata keeps the bound.
+ * inode table block of a non-journalled file system, on the same device)
+ * carry that metadata's first-dirty time and go out in the same pass, so
+ * metadata keeps the bound.
  */
-bool aipu_flusher_inherits(unsigned long *time)
+bool aipu_flusher_inherits(struct aipu_dev *d, unsigned long *time)
 {
-	if (current != READ_ONCE(flusher) || !READ_ONCE(inheriting))
+	if (READ_ONCE(d->inheritor) != current)
 		return false;
-	*time = READ_ONCE(inherit_time);
+	*time = READ_ONCE(d->inherit_time);
 	return true;
 }
 
-/*
- * Take a reference on @t's inode and its super block's s_umount, shared,
- * so neither eviction nor umount can pull the mapping away while we write.
- */
-enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p)
-{
-	enum aipu_pin_result res = AIPU_PIN_GONE;
-	unsigned long flags;
-	struct inode *inode;
-	bool alive;
-
-	rcu_read_lock();
-	spin_lock_irqsave(&aipu_lock, flags);
-	alive = !t->dead;
-	inode = t->host;
-	spin_unlock_irqrestore(&aipu_lock, flags);
-	if (alive) {
-		p->sb = inode->i_sb;
-		res = AIPU_PIN_BUSY;
-		if (down_read_trylock(&p->sb->s_umount)) {
-			p->inode = aipu_sb_usable(p->sb) ? igrab(inode) : NULL;
-			res = p->inode ? AIPU_PIN_OK : AIPU_PIN_GONE;
-			if (!p->inode)
-				up_read(&p->sb->s_umount);
-		}
-	}
-	rcu_read_unlock();
-	/* Still being set up by its creator: not ours to write yet. */
-	if (res == AIPU_PIN_OK && (aipu_inode_state(p->inode) & I_NEW)) {
-		aipu_unpin(p);
-		res = AIPU_PIN_BUSY;
-	}
-	return res;
-}
-
-void aipu_unpin(struct aipu_pin *p)
-{
-	iput(p->inode);
-	up_read(&p->sb->s_umount);
-}
-
-static void requeue(struct aipu_run *r, pgoff_t start, pgoff_t end,
-		    struct outcome *o)
+static void requeue(struct aipu_dev *d, struct aipu_run *r, pgoff_t start,
+		    pgoff_t end, struct outcome *o)
 {
 	unsigned long flags;
 
 	if (start >= end)
 		return;
-	spin_lock_irqsave(&aipu_lock, flags);
-	o->retried += track_requeue(&aipu_tr, r, start, end);
-	spin_unlock_irqrestore(&aipu_lock, flags);
+	flags = aipu_dev_lock(d);
+	o->retried += track_requeue(&d->tr, r, start, end);
+	aipu_dev_unlock(d, flags);
+}
+
+static void requeue_embedded(struct aipu_dev *d, struct aipu_run *r)
+{
+	unsigned long flags = aipu_dev_lock(d);
+
+	track_requeue_embedded(&d->tr, r);
+	aipu_dev_unlock(d, flags);
 }
 
 /*
  * Put back the pages of [start, end) that are still dirty; returns how many
- * are dirty, including those dirtied again that already have runs.  The
- * folio's dirty flag, not the dirty tag, decides: the probe fires after the
- * flag is set but before the tag is, and a page dropped in that window would
- * stay dirty untracked.
+ * are dirty, including those dirtied again that already have runs.  Only
+ * folios tagged dirty are visited, so a whole-mapping run over a large
+ * cached file costs its dirty pages, not its cached ones; the folio's flag
+ * then decides, as the tag lags it both ways.  A folio whose flag is set
+ * but not yet its tag is inside __folio_mark_dirty(), whose probe gives it
+ * a run of its own.
  */
-static unsigned long requeue_dirty(struct aipu_run *r,
+static unsigned long requeue_dirty(struct aipu_dev *d, struct aipu_run *r,
 				   struct address_space *m,
 				   pgoff_t start, pgoff_t end, struct outcome *o)
 {
@@ -120,7 +94,8 @@ static unsigned long requeue_dirty(struct aipu_run *r,
 	unsigned int i;
 
 	folio_batch_init(&fb);
-	while (idx < end && filemap_get_folios(m, &idx, end - 1, &fb)) {
+	while (idx < end && filemap_get_folios_tag(m, &idx, end - 1,
+						   PAGECACHE_TAG_DIRTY, &fb)) {
 		for (i = 0; i < folio_batch_count(&fb); i++) {
 			struct folio *f = fb.folios[i];
 			pgoff_t fs = max(f->index, start);
@@ -130,7 +105,7 @@ static unsigned long requeue_dirty(struct aipu_run *r,
 				continue;
 			dirty += fe - fs;
 			if (fs != re) {
-				requeue(r, rs, re, o);
+				requeue(d, r, rs, re, o);
 				rs = fs;
 			}
 			re = fe;
@@ -138,59 +113,57 @@ static unsigned long requeue_dirty(struct aipu_run *r,
 		folio_batch_release(&fb);
 		cond_resched();
 	}
-	requeue(r, rs, re, o);
+	requeue(d, r, rs, re, o);
 	return dirty;
 }
 
-static void issue_pages(struct aipu_run *r, struct inode *inode, bool write,
+/* The tracked mapping itself: not always the inode's i_data (gfs2). */
+static struct address_space *run_mapping(struct aipu_run *r)
+{
+	return (struct address_space *)r->t->key;
+}
+
+static void issue_pages(struct aipu_dev *d, struct aipu_run *r, bool write,
 			struct outcome *o)
 {
 	bool whole = r->kind == AIPU_WHOLE;
 	pgoff_t start = whole ? 0 : r->start;
 	pgoff_t end = whole ? ULONG_MAX : r->end;
+	struct address_space *m = run_mapping(r);
 	unsigned long dirty;
 
 	if (write) {
-		o->written = aipu_write_range(&inode->i_data, start, end);
+		o->written = aipu_write_range(m, start, end);
 		if (o->written && READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
-			aipu_purge_add(r->t, start, end);
+			aipu_purge_add(d, r->t, start, end);
 	}
-	dirty = requeue_dirty(r, &inode->i_data, start, end, o);
+	dirty = requeue_dirty(d, r, m, start, end, o);
 	if (!whole && end - start > o->written + dirty)
 		o->clean = end - start - o->written - dirty;
 }
 
-static void issue_meta(struct aipu_run *r, struct inode *inode, bool write,
-		       struct outcome *o)
+static void issue_meta(struct aipu_dev *d, struct aipu_run *r,
+		       struct inode *inode, bool write, struct outcome *o)
 {
-	unsigned long flags;
-
 	if (write && (aipu_inode_state(inode) & I_DIRTY_INODE)) {
-		WRITE_ONCE(inherit_time, r->time);
-		WRITE_ONCE(inheriting, true);
+		WRITE_ONCE(d->inherit_time, r->time);
+		WRITE_ONCE(d->inheritor, current);
 		sync_inode_metadata(inode, 0);
-		WRITE_ONCE(inheriting, false);
+		WRITE_ONCE(d->inheritor, NULL);
 		o->meta = 1;
 	}
-	if (aipu_inode_state(inode) & I_DIRTY_INODE) {
-		spin_lock_irqsave(&aipu_lock, flags);
-		track_requeue_embedded(&aipu_tr, r);
-		spin_unlock_irqrestore(&aipu_lock, flags);
-	}
+	if (aipu_inode_state(inode) & I_DIRTY_INODE)
+		requeue_embedded(d, r);
 }
 
 /* A run we could not pin because umount or remount holds s_umount. */
-static void requeue_busy(struct aipu_run *r, struct outcome *o)
+static void requeue_busy(struct aipu_dev *d, struct aipu_run *r,
+			 struct outcome *o)
 {
-	unsigned long flags;
-
-	if (r->kind == AIPU_PAGES) {
-		requeue(r, r->start, r->end, o);
-		return;
-	}
-	spin_lock_irqsave(&aipu_lock, flags);
-	track_requeue_embedded(&aipu_tr, r);
-	spin_unlock_irqrestore(&aipu_lock, flags);
+	if (r->kind == AIPU_PAGES)
+		requeue(d, r, r->start, r->end, o);
+	else
+		requeue_embedded(d, r);
 }
 
 /*
@@ -209,37 +182,37 @@ static unsigned long late_pages(struct aipu_run *r, unsigned long written,
 	return written;
 }
 
-static unsigned long issue_one(struct aipu_run *r, bool write)
+static unsigned long issue_one(struct aipu_dev *d, struct aipu_run *r,
+			       bool write)
 {
-	unsigned long taken = jiffies;
+	unsigned long taken = jiffies, flags;
 	struct outcome o = { 0 };
 	struct aipu_pin p;
-	unsigned long flags;
 
 	switch (aipu_pin(r->t, &p)) {
 	case AIPU_PIN_OK:
 		if (r->kind == AIPU_META)
-			issue_meta(r, p.inode, write, &o);
+			issue_meta(d, r, p.inode, write, &o);
 		else
-			issue_pages(r, p.inode, write, &o);
+			issue_pages(d, r, write, &o);
 		aipu_unpin(&p);
 		break;
 	case AIPU_PIN_BUSY:
-		requeue_busy(r, &o);
+		requeue_busy(d, r, &o);
 		break;
 	case AIPU_PIN_GONE:
 		break;
 	}
-	spin_lock_irqsave(&aipu_lock, flags);
-	track_written(&aipu_tr, o.written, jiffies_to_msecs(jiffies - r->time));
+	flags = aipu_dev_lock(d);
+	track_written(&d->tr, o.written, jiffies_to_msecs(jiffies - r->time));
 	/* Under "kernel" nothing was issued: a re-check is not a retry. */
 	if (write)
-		aipu_tr.st.pages_retried += o.retried;
-	aipu_tr.st.pages_clean += o.clean;
-	aipu_tr.st.meta_written += o.meta;
-	aipu_tr.st.pages_late += late_pages(r, o.written, taken);
-	track_done(&aipu_tr, r);
-	spin_unlock_irqrestore(&aipu_lock, flags);
+		d->tr.st.pages_retried += o.retried;
+	d->tr.st.pages_clean += o.clean;
+	d->tr.st.meta_written += o.meta;
+	d->tr.st.pages_late += late_pages(r, o.written, taken);
+	track_done(&d->tr, r);
+	aipu_dev_unlock(d, flags);
 	return o.written;
 }
 
@@ -250,25 +223,33 @@ static unsigned long issue_one(struct aipu_run *r, bool write)
  * dirtied, not one burst a period.  Jiffies until the next is due, -1 if
  * none.
  */
-static long due_left(void)
+static long due_left(struct aipu_dev *d)
 {
 	unsigned long flags, time, due;
 	bool any;
 
-	spin_lock_irqsave(&aipu_lock, flags);
-	any = track_next_time(&aipu_tr, &time);
-	spin_unlock_irqrestore(&aipu_lock, flags);
+	flags = aipu_dev_lock(d);
+	any = track_next_time(&d->tr, &time);
+	aipu_dev_unlock(d, flags);
 	if (!any)
 		return -1;
 	due = time + msecs_to_jiffies(READ_ONCE(aipu_max_age_ms)) + 1;
 	return time_before(jiffies, due) ? due - jiffies : 0;
 }
 
+/* A paced pass waits for its next run, or for a kick or rmmod. */
+static void wait_due(struct aipu_dev *d, long left)
+{
+	wait_event_timeout(d->wait, READ_ONCE(stopping) ||
+			   READ_ONCE(d->kicked), left);
+	WRITE_ONCE(d->kicked, false);
+}
+
 /*
  * Phase 2: linear in the pending runs; each is taken off exactly once.  The
  * policy is asked per run, so a switch to "kernel" stops writing at once.
  */
-static unsigned long issue_pending(void)
+static unsigned long issue_pending(struct aipu_dev *d)
 {
 	unsigned long flags, written = 0, cutoff;
 	struct blk_plug plug;
@@ -277,118 +258,192 @@ static unsigned long issue_pending(void)
 	long left;
 
 	blk_start_plug(&plug);
-	while (!kthread_should_stop()) {
+	while (!READ_ONCE(stopping)) {
 		aged = READ_ONCE(aipu_policy) == AIPU_POLICY_AIPU;
-		left = aged ? due_left() : 0;
+		left = aged ? due_left(d) : 0;
 		/* Not due this period (max_age_ms was raised): next pass. */
 		if (left < 0 ||
 		    left > msecs_to_jiffies(READ_ONCE(aipu_period_ms)))
 			break;
 		if (left) {
-			set_current_state(TASK_INTERRUPTIBLE);
-			if (!kthread_should_stop())
-				schedule_timeout(left);
-			__set_current_state(TASK_RUNNING);
-			try_to_freeze();
+			wait_due(d, left);
 			continue;
 		}
 		cutoff = jiffies - msecs_to_jiffies(READ_ONCE(aipu_max_age_ms));
-		spin_lock_irqsave(&aipu_lock, flags);
-		r = track_take(&aipu_tr, cutoff, !aged);
-		spin_unlock_irqrestore(&aipu_lock, flags);
+		flags = aipu_dev_lock(d);
+		r = track_take(&d->tr, cutoff, !aged);
+		aipu_dev_unlock(d, flags);
 		if (!r)
 			break;
-		written += issue_one(r, aipu_policy_writes());
+		written += issue_one(d, r, aipu_policy_writes());
 		cond_resched();
 	}
 	blk_finish_plug(&plug);
 	return written;
 }
 
-static void flusher_pass(void)
+/*
+ * Phase 1 in batches: no hold of the device's lock is longer than a batch,
+ * however long the backlog, so the probes on other CPUs never wait long.
+ */
+static void scan(struct aipu_dev *d)
+{
+	unsigned long flags;
+	bool done;
+
+	aipu_policy_plan(d, jiffies);
+	do {
+		flags = aipu_dev_lock(d);
+		done = aipu_policy_scan(d, AIPU_SCAN_BATCH);
+		aipu_dev_unlock(d, flags);
+		cond_resched();
+	} while (!done && !READ_ONCE(stopping));
+}
+
+static void flusher_pass(struct aipu_dev *d)
 {
 	unsigned long flags, written;
 
 	aipu_mem_refill();
-	aipu_kupdate_update();
-	aipu_purge_run();
-	spin_lock_irqsave(&aipu_lock, flags);
-	aipu_policy_scan(jiffies);
-	spin_unlock_irqrestore(&aipu_lock, flags);
-	written = issue_pending();
-	spin_lock_irqsave(&aipu_lock, flags);
-	track_end_pass(&aipu_tr, written);
-	spin_unlock_irqrestore(&aipu_lock, flags);
+	aipu_purge_run(d);
+	scan(d);
+	written = issue_pending(d);
+	flags = aipu_dev_lock(d);
+	track_end_pass(&d->tr, written);
+	aipu_dev_unlock(d, flags);
 }
 
 /*
- * The 1-second wheel: wake on a fixed grid, not a period after the last
- * pass; staging may ask for an earlier wake-up.
+ * The 1-second wheel: each device's passes fall on a fixed grid, not a
+ * period after the last pass; a pass that overran a tick is followed by one
+ * at once, and staging may ask for an earlier one.
  */
-static int flusher_fn(void *unused)
+static void arm(struct aipu_dev *d)
 {
-	unsigned long next = jiffies + msecs_to_jiffies(aipu_period_ms);
-	long timeout;
+	unsigned long now = jiffies;
 
-	set_freezable();
-	while (!kthread_should_stop()) {
-		/* A pass that overran a tick is followed by one at once. */
-		if (!time_before(jiffies, next)) {
-			next += msecs_to_jiffies(READ_ONCE(aipu_period_ms));
-			if (!time_before(jiffies, next))
-				next = jiffies;
-		}
-		timeout = aipu_policy_timeout(jiffies, next);
-		if (timeout) {
-			/* Sleeping is announced after the state: no lost poke. */
-			set_current_state(TASK_INTERRUPTIBLE);
-			WRITE_ONCE(sleeping, true);
-			if (!kthread_should_stop())
-				schedule_timeout(timeout);
-			__set_current_state(TASK_RUNNING);
-			WRITE_ONCE(sleeping, false);
-		}
-		try_to_freeze();
-		if (kthread_should_stop())
-			break;
-		flusher_pass();
-		cond_resched();
+	if (!time_before(now, d->next_tick)) {
+		d->next_tick += msecs_to_jiffies(READ_ONCE(aipu_period_ms));
+		if (!time_before(now, d->next_tick))
+			d->next_tick = now;
 	}
-	return 0;
+	/* Announced before queueing: a poke in between is not lost. */
+	WRITE_ONCE(d->sleeping, true);
+	if (!READ_ONCE(stopping))
+		queue_delayed_work(wq, &d->work,
+				   aipu_policy_timeout(d, now, d->next_tick));
+}
+
+static void flusher_work(struct work_struct *w)
+{
+	struct aipu_dev *d = container_of(to_delayed_work(w), struct aipu_dev,
+					  work);
+
+	WRITE_ONCE(d->sleeping, false);
+	WRITE_ONCE(d->kicked, false);
+	if (READ_ONCE(stopping))
+		return;
+	flusher_pass(d);
+	arm(d);
+}
+
+static void dev_start(struct aipu_dev *d)
+{
+	INIT_DELAYED_WORK(&d->work, flusher_work);
+	d->next_tick = jiffies + msecs_to_jiffies(READ_ONCE(aipu_period_ms));
+	/* The work is initialized before anyone sees started: see started(). */
+	smp_store_release(&d->started, true);
+	arm(d);
+}
+
+/* Whether @d's work may be queued. */
+static bool started(struct aipu_dev *d)
+{
+	/* Pairs with dev_start()'s release: the work is initialized. */
+	return smp_load_acquire(&d->started);
+}
+
+/* What is not per device, once a period. */
+static void tick_fn(struct work_struct *w)
+{
+	struct aipu_dev *d;
+
+	aipu_mem_refill();
+	aipu_kupdate_update();
+	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d))
+		if (!d->started && !READ_ONCE(stopping))
+			dev_start(d);
+	if (!READ_ONCE(stopping))
+		queue_delayed_work(wq, &tick_work,
+				   msecs_to_jiffies(READ_ONCE(aipu_period_ms)));
 }
 
 int aipu_flusher_start(void)
 {
-	struct task_struct *t = kthread_run(flusher_fn, NULL, AIPU_NAME);
-
-	if (IS_ERR(t))
-		return PTR_ERR(t);
-	WRITE_ONCE(flusher, t);
+	/*
+	 * Unbound: a work blocked on its device's full queue holds up no
+	 * other device's.  Freezable, like Linux's writeback, and with a
+	 * rescuer, as writeback must progress when memory is short.
+	 */
+	wq = alloc_workqueue(AIPU_NAME, WQ_UNBOUND | WQ_FREEZABLE |
+			     WQ_MEM_RECLAIM, 0);
+	if (!wq)
+		return -ENOMEM;
+	INIT_DELAYED_WORK(&tick_work, tick_fn);
+	queue_delayed_work(wq, &tick_work, 0);
 	return 0;
 }
 
+/* On return no flusher runs and none will; the queues stay as they are. */
 void aipu_flusher_stop(void)
 {
-	if (flusher)
-		kthread_stop(flusher);
-	WRITE_ONCE(flusher, NULL);
+	struct aipu_dev *d;
+
+	if (!wq)
+		return;
+	WRITE_ONCE(stopping, true);
+	cancel_delayed_work_sync(&tick_work);
+	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
+		if (!started(d))
+			continue;
+		wake_up(&d->wait);
+		cancel_delayed_work_sync(&d->work);
+	}
+	destroy_workqueue(wq);
+	wq = NULL;
 }
 
-/* A knob or the policy changed: start a new period now. */
+/* A knob or the policy changed: start a new period now, on every device. */
 void aipu_flusher_kick(void)
 {
-	if (flusher)
-		wake_up_process(flusher);
+	struct aipu_dev *d;
+
+	if (!wq || READ_ONCE(stopping))
+		return;
+	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
+		if (!started(d))
+			continue;
+		WRITE_ONCE(d->kicked, true);
+		wake_up(&d->wait);
+		mod_delayed_work(wq, &d->work, 0);
+	}
+	mod_delayed_work(wq, &tick_work, 0);
 }
 
 /*
- * Probe context (any lock, interrupts off): wake a sleeping flusher once.
- * Only the scheduler's own locks are taken, which nest inside any other.
+ * Probe context (any lock, interrupts off): run a sleeping device's pass
+ * now, once.  The workqueue's timer and pool locks are irq-safe and nest
+ * inside any other; a device whose work has not started yet is started by
+ * the tick, which is run now instead.
  */
-void aipu_flusher_poke(void)
+void aipu_flusher_poke(struct aipu_dev *d)
 {
-	struct task_struct *t = READ_ONCE(flusher);
-
-	if (t && READ_ONCE(sleeping) && xchg(&sleeping, false))
-		wake_up_process(t);
+	if (!wq || READ_ONCE(stopping))
+		return;
+	if (!started(d)) {
+		mod_delayed_work(wq, &tick_work, 0);
+		return;
+	}
+	if (READ_ONCE(d->sleeping) && xchg(&d->sleeping, false))
+		mod_delayed_work(wq, &d->work, 0);
 }

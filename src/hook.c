@@ -8,9 +8,10 @@
  * the mapping's i_pages lock held and interrupts off: that is the page's
  * first-dirty time (Mogul's brelse() timestamp).  writeback_mark_inode_dirty
  * fires on every __mark_inode_dirty(); we keep the ones that dirty the inode
- * itself.  A kprobe on truncate_inode_pages_final() tells us an inode is
- * being evicted (unlink, umount, device removal) before its memory goes, so
- * no run outlives its mapping.
+ * itself.  A kprobe on clear_inode(), which every file system's eviction
+ * calls (exFAT's calls truncate_inode_pages(), not the _final variant),
+ * tells us an inode is being evicted (unlink, umount, device removal) before
+ * its memory goes, so no run outlives its mapping.
  *
  * The probes only record; everything that can wait is left to the flusher.
  */
@@ -23,74 +24,80 @@
 #include "aipu.h"
 #include "aipu_compat.h"
 
-static unsigned long record_time(bool *pending)
+/*
+ * Pages the flusher itself dirties while writing an inode's metadata carry
+ * that metadata's first-dirty time (see flusher.c).
+ */
+static unsigned long record_time(struct aipu_dev *d, bool *pending)
 {
 	unsigned long time;
 
-	*pending = aipu_flusher_inherits(&time);
+	*pending = aipu_flusher_inherits(d, &time);
 	return *pending ? time : jiffies;
 }
 
+/* Dirtying that found no device or no tracker memory: no lock to count under. */
+static atomic64_t orphan_pages, orphan_fallbacks;
+
+/* No device, no tracker: the page goes back to Linux's periodic writeback. */
 static void untracked(unsigned long nr)
 {
-	aipu_tr.st.pages_dirtied += nr;
-	aipu_tr.st.fallbacks++;
+	atomic64_add(nr, &orphan_pages);
+	atomic64_inc(&orphan_fallbacks);
 	aipu_policy_untracked();
 }
 
-static bool evicting(struct inode *inode)
+/* Add what no device counted to @st. */
+void aipu_hook_stats(struct aipu_stats *st)
 {
-	return aipu_inode_state(inode) & (I_FREEING | I_WILL_FREE | I_CLEAR);
+	st->pages_dirtied += atomic64_read(&orphan_pages);
+	st->fallbacks += atomic64_read(&orphan_fallbacks);
 }
 
 /*
- * The tracker of @mapping, made if need be; with aipu_lock held.  None is
- * made once the inode's eviction has begun: probe_evict may have run
- * already, and nothing would kill the new tracker before the inode is freed
- * (the debug kernel's KASAN caught the flusher reading such an inode).
- * Reclaim does dirty pages then: pageout() holds the folio lock, not the
- * inode, and ->writepage may redirty the folio while the final truncate
- * waits for it.  I_FREEING or I_WILL_FREE is set under i_lock before
- * eviction starts, so it is seen here once aipu_lock is taken after the
- * kill.  Those pages go with the mapping: counted, not tracked.
+ * Under the mapping's i_pages lock, interrupts off.  Pages of different
+ * files take different device locks when the files are on different
+ * devices, and no lock at all to find their tracker.
  */
-static struct aipu_tracker *tracker_of(struct address_space *mapping,
-				       bool *gone)
-{
-	struct aipu_tracker *t = track_find(&aipu_tr, mapping);
-
-	*gone = !t && evicting(mapping->host);
-	if (t || *gone)
-		return t;
-	return track_get(&aipu_tr, mapping, mapping->host);
-}
-
 static void probe_dirty_folio(void *data, struct folio *folio,
 			      struct address_space *mapping)
 {
 	unsigned long nr = folio_nr_pages(folio), flags, time;
 	struct aipu_tracker *t;
+	struct aipu_dev *d;
 	bool pending, gone;
 
-	time = record_time(&pending);
-	spin_lock_irqsave(&aipu_lock, flags);
-	t = tracker_of(mapping, &gone);
-	if (t) {
-		track_pages(&aipu_tr, t, folio->index, nr, time, pending);
-	} else if (gone) {
-		aipu_tr.st.pages_dirtied += nr;
-		aipu_tr.st.pages_evicting += nr;
-	} else {
+	rcu_read_lock();
+	d = aipu_mapping_dev(mapping, &t);
+	if (!d) {
+		rcu_read_unlock();
 		untracked(nr);
+		return;
 	}
-	spin_unlock_irqrestore(&aipu_lock, flags);
-	aipu_policy_dirtied();
+	flags = aipu_dev_lock(d);
+	t = aipu_mapping_tracker(d, mapping, t, &gone);
+	if (t) {
+		time = record_time(d, &pending);
+		track_pages(&d->tr, t, folio->index, nr, time, pending);
+	} else if (gone) {
+		d->tr.st.pages_dirtied += nr;
+		d->tr.st.pages_evicting += nr;
+	} else {
+		d->tr.st.pages_dirtied += nr;
+		d->tr.st.fallbacks++;
+		aipu_policy_untracked();
+	}
+	aipu_dev_unlock(d, flags);
+	rcu_read_unlock();
+	if (aipu_policy_wants_poke())
+		aipu_flusher_poke(d);
 }
 
 static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 {
 	unsigned long state = aipu_inode_state(inode), irqflags;
 	struct aipu_tracker *t;
+	struct aipu_dev *d;
 	bool gone;
 
 	/*
@@ -99,33 +106,38 @@ static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 	 * eviction hook may already have run for it.
 	 */
 	if (!(flags & I_DIRTY_INODE) || !mapping_can_writeback(&inode->i_data) ||
-	    evicting(inode))
+	    (state & (I_FREEING | I_WILL_FREE | I_CLEAR)))
 		return;
-	spin_lock_irqsave(&aipu_lock, irqflags);
-	t = tracker_of(&inode->i_data, &gone);
-	if (t)
-		track_meta(&aipu_tr, t, jiffies, !(state & I_DIRTY_INODE));
-	else if (!gone)
+	rcu_read_lock();
+	d = aipu_mapping_dev(&inode->i_data, &t);
+	if (!d) {
+		rcu_read_unlock();
 		untracked(0);
-	spin_unlock_irqrestore(&aipu_lock, irqflags);
+		return;
+	}
+	irqflags = aipu_dev_lock(d);
+	t = aipu_mapping_tracker(d, &inode->i_data, t, &gone);
+	if (t) {
+		track_meta(&d->tr, t, jiffies, !(state & I_DIRTY_INODE));
+	} else if (!gone) {
+		d->tr.st.fallbacks++;
+		aipu_policy_untracked();
+	}
+	aipu_dev_unlock(d, irqflags);
+	rcu_read_unlock();
 }
 
+/* Every ->evict_inode calls clear_inode(): forget the mapping. */
 static int probe_evict(struct kprobe *kp, struct pt_regs *regs)
 {
-	const void *mapping = (const void *)aipu_kprobe_arg0(regs);
-	struct aipu_tracker *t;
-	unsigned long flags;
+	struct inode *inode = (struct inode *)aipu_kprobe_arg0(regs);
 
-	spin_lock_irqsave(&aipu_lock, flags);
-	t = track_find(&aipu_tr, mapping);
-	if (t)
-		track_kill(&aipu_tr, t);
-	spin_unlock_irqrestore(&aipu_lock, flags);
+	aipu_mapping_kill(&inode->i_data);
 	return 0;
 }
 
 static struct kprobe evict_kp = {
-	.symbol_name = "truncate_inode_pages_final",
+	.symbol_name = "clear_inode",
 	.pre_handler = probe_evict,
 };
 

@@ -12,9 +12,23 @@
 
 #include "aipu.h"
 
-DEFINE_SPINLOCK(aipu_lock);
-struct aipu_track aipu_tr;
+/* Every device's queue, once no probe and no flusher runs. */
+static void forget_all(void)
+{
+	struct aipu_dev *d;
 
+	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
+		aipu_purge_exit(d);
+		aipu_mapping_forget(d);
+	}
+}
+
+/*
+ * Order matters.  Hooks before the flusher: a failure to attach unwinds
+ * before anything runs.  The eviction probe comes first (a tracker must never
+ * exist without its kill switch) and goes last, once no flusher can touch a
+ * mapping.
+ */
 static int __init aipu_init(void)
 {
 	int ret;
@@ -22,41 +36,50 @@ static int __init aipu_init(void)
 	ret = aipu_knobs_check();
 	if (ret)
 		return ret;
-	track_init(&aipu_tr);
 	ret = aipu_mem_init();
 	if (ret)
 		return ret;
+	ret = aipu_mapping_init();
+	if (ret)
+		goto out_mem;
 	aipu_policy_init();
-	ret = aipu_flusher_start();
+	ret = aipu_hook_init();
 	if (ret)
 		goto out_policy;
-	ret = aipu_hook_init();
+	ret = aipu_flusher_start();
+	if (ret)
+		goto out_hook;
+	ret = aipu_shrink_init();
 	if (ret)
 		goto out_flusher;
 	ret = aipu_sysfs_init();
 	if (ret)
-		goto out_hook;
+		goto out_shrink;
 	pr_info("loaded, policy %s\n", aipu_policy_name(aipu_policy));
 	return 0;
 
-out_hook:
-	aipu_hook_exit();
+out_shrink:
+	aipu_shrink_exit();
 out_flusher:
 	aipu_flusher_stop();
-	aipu_purge_exit();
+out_hook:
+	aipu_hook_exit();
 	aipu_hook_exit_evict();
-	track_clear(&aipu_tr);
 out_policy:
+	forget_all();		/* what the probes made before they failed */
+	aipu_dev_exit();
 	aipu_policy_exit();
+	aipu_mapping_exit();
+out_mem:
 	aipu_mem_exit();
 	return ret;
 }
 
 /*
- * Order matters: no store may switch policies once we start, Linux gets its
- * periodic writeback back before anything else, no probe may create runs
- * once the flusher is gone, and eviction stays hooked while the flusher can
- * still touch a mapping.
+ * No store may switch policies once we start, Linux gets its periodic
+ * writeback back before anything else, no probe may create runs once the
+ * flusher is gone, and eviction stays hooked while the flusher can still
+ * touch a mapping.
  */
 static void __exit aipu_exit(void)
 {
@@ -64,9 +87,11 @@ static void __exit aipu_exit(void)
 	aipu_policy_exit();
 	aipu_hook_exit();
 	aipu_flusher_stop();
-	aipu_purge_exit();
+	aipu_shrink_exit();
+	forget_all();
 	aipu_hook_exit_evict();
-	track_clear(&aipu_tr);
+	aipu_dev_exit();
+	aipu_mapping_exit();
 	aipu_mem_exit();
 	pr_info("unloaded\n");
 }

@@ -2,12 +2,20 @@
 /*
  * aipu: memory for runs and trackers.
  *
- * The probes allocate with the tracking lock held inside the mapping's
- * i_pages lock, interrupts off: GFP_NOWAIT only.  When the slab says no they
- * dip into a small reserve that the flusher refills in process context, so a
+ * The probes allocate with a device's lock held inside the mapping's i_pages
+ * lock, interrupts off: GFP_NOWAIT only.  When the slab says no they dip
+ * into a small reserve that the flusher refills in process context, so a
  * burst of dirtying under memory pressure still gets per-page times; only
  * when the reserve is empty too does tracking degrade (see track.c).
+ *
+ * Both caches are SLAB_ACCOUNT: a run or tracker is charged to the memory
+ * cgroup of the task that dirtied the page, like the page cache it
+ * describes, so a container's writers cannot make aipu use memory outside
+ * the container's limit.  A charge that fails is a failed allocation: the
+ * coarser bound, counted in fallbacks.  Trackers are freed after an RCU
+ * grace period (lookups take no lock: src/mapping.c).
  */
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 
 #include "aipu.h"
@@ -17,8 +25,10 @@
 
 struct reserve {
 	struct kmem_cache *cache;
+	spinlock_t lock;		/* @nr and @obj */
 	unsigned int nr, cap;
 	void **obj;
+	atomic_long_t live;		/* objects handed out, not yet freed */
 };
 
 static struct reserve runs = { .cap = AIPU_RESERVE_RUNS };
@@ -27,10 +37,23 @@ static struct reserve trackers = { .cap = AIPU_RESERVE_TRACKERS };
 static void *reserve_alloc(struct reserve *rs)
 {
 	void *p = kmem_cache_alloc(rs->cache, GFP_NOWAIT | __GFP_NOWARN);
+	unsigned long flags;
 
-	if (!p && rs->nr)
-		p = rs->obj[--rs->nr];
+	if (!p && READ_ONCE(rs->nr)) {
+		spin_lock_irqsave(&rs->lock, flags);
+		if (rs->nr)
+			p = rs->obj[--rs->nr];
+		spin_unlock_irqrestore(&rs->lock, flags);
+	}
+	if (p)
+		atomic_long_inc(&rs->live);
 	return p;
+}
+
+static void reserve_free(struct reserve *rs, void *p)
+{
+	atomic_long_dec(&rs->live);
+	kmem_cache_free(rs->cache, p);
 }
 
 struct aipu_run *aipu_run_alloc(void)
@@ -40,17 +63,33 @@ struct aipu_run *aipu_run_alloc(void)
 
 void aipu_run_free(struct aipu_run *r)
 {
-	kmem_cache_free(runs.cache, r);
+	reserve_free(&runs, r);
 }
 
 struct aipu_tracker *aipu_tracker_alloc(void)
 {
-	return reserve_alloc(&trackers);
+	struct aipu_mapping *m = reserve_alloc(&trackers);
+
+	return m ? &m->t : NULL;
+}
+
+static void tracker_free_rcu(struct rcu_head *head)
+{
+	reserve_free(&trackers, container_of(head, struct aipu_mapping, rcu));
 }
 
 void aipu_tracker_free(struct aipu_tracker *t)
 {
-	kmem_cache_free(trackers.cache, t);
+	call_rcu(&container_of(t, struct aipu_mapping, t)->rcu,
+		 tracker_free_rcu);
+}
+
+/* Bytes of tracking memory in use (runs and trackers handed out). */
+u64 aipu_mem_bytes(void)
+{
+	return atomic_long_read(&runs.live) * kmem_cache_size(runs.cache) +
+	       atomic_long_read(&trackers.live) *
+	       kmem_cache_size(trackers.cache);
 }
 
 static void reserve_refill(struct reserve *rs)
@@ -62,12 +101,12 @@ static void reserve_refill(struct reserve *rs)
 		p = kmem_cache_alloc(rs->cache, GFP_KERNEL | __GFP_NOWARN);
 		if (!p)
 			return;
-		spin_lock_irqsave(&aipu_lock, flags);
+		spin_lock_irqsave(&rs->lock, flags);
 		if (rs->nr < rs->cap) {
 			rs->obj[rs->nr++] = p;
 			p = NULL;
 		}
-		spin_unlock_irqrestore(&aipu_lock, flags);
+		spin_unlock_irqrestore(&rs->lock, flags);
 		if (p) {
 			kmem_cache_free(rs->cache, p);
 			return;
@@ -84,7 +123,9 @@ void aipu_mem_refill(void)
 
 static int reserve_init(struct reserve *rs, const char *name, size_t size)
 {
-	rs->cache = kmem_cache_create(name, size, 0, 0, NULL);
+	spin_lock_init(&rs->lock);
+	atomic_long_set(&rs->live, 0);
+	rs->cache = kmem_cache_create(name, size, 0, SLAB_ACCOUNT, NULL);
 	rs->obj = kcalloc(rs->cap, sizeof(*rs->obj), GFP_KERNEL);
 	if (!rs->cache || !rs->obj)
 		return -ENOMEM;
@@ -106,16 +147,17 @@ int aipu_mem_init(void)
 {
 	if (reserve_init(&runs, "aipu_run", sizeof(struct aipu_run)) ||
 	    reserve_init(&trackers, "aipu_tracker",
-			 sizeof(struct aipu_tracker))) {
+			 sizeof(struct aipu_mapping))) {
 		aipu_mem_exit();
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-/* Every run and tracker must have been freed already. */
+/* Every run and tracker must have been freed already (rcu_barrier first). */
 void aipu_mem_exit(void)
 {
+	rcu_barrier();
 	reserve_exit(&runs);
 	reserve_exit(&trackers);
 }

@@ -22,9 +22,14 @@
  * AIPU_UNTRACKED_MS after such a fallback.
  */
 #include <linux/fs.h>
+#include <linux/fs_struct.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/mutex.h>
+#include <linux/path.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/sched/task.h>
 #include <linux/string.h>
 #include <linux/writeback.h>
 
@@ -33,9 +38,11 @@
 /* Linux's default bound, dirty_expire 30 s + dirty_writeback 5 s, + slack. */
 #define AIPU_UNTRACKED_MS 40000
 
-#define KUPDATE_SYSCTL "/proc/sys/vm/dirty_writeback_centisecs"
+/* Relative to the initial namespaces' root, see sysctl_open(). */
+#define KUPDATE_SYSCTL "proc/sys/vm/dirty_writeback_centisecs"
 
-static unsigned long loaded_at, untracked_until, last_pu, next_stage;
+static unsigned long loaded_at, untracked_until;
+static unsigned int policy_gen = 1;	/* bumped by every switch; 0: never */
 
 static DEFINE_MUTEX(kupdate_mutex);
 static bool kupdate_off, stopping;
@@ -46,39 +53,41 @@ static unsigned long ms(unsigned int *knob)
 	return msecs_to_jiffies(READ_ONCE(*knob));
 }
 
+struct policy_ops {
+	/* Decide what this pass's phase 1 moves (the device's scan). */
+	void (*plan)(struct aipu_dev *d, struct aipu_scan *s);
+	bool writes;
+	bool bounded;		/* max_age_ms bounds every page */
+};
+
 /*
  * Strictly older than max_age: a page dirtied late in jiffy j is never
  * written before max_age has passed.  Under "kernel" the same scan only
  * drops the runs Linux has cleaned.
  */
-static void scan_aged(unsigned long now, unsigned long limit)
+static void plan_kernel(struct aipu_dev *d, struct aipu_scan *s)
 {
-	track_scan(&aipu_tr, now - ms(&aipu_max_age_ms), false, limit);
-}
-
-static void scan_kernel(unsigned long now)
-{
-	scan_aged(now, 0);
 }
 
 /*
  * Paced, phase 1 also queues what comes due before the next tick; phase 2
  * issues each run as it does (pure interval periodic update).
  */
-static void scan_aipu(unsigned long now)
+static void plan_aipu(struct aipu_dev *d, struct aipu_scan *s)
 {
-	unsigned long ahead = aipu_policy_paced() ? ms(&aipu_period_ms) : 0;
-
-	track_scan(&aipu_tr, now + ahead - ms(&aipu_max_age_ms), false,
-		   READ_ONCE(aipu_max_batch));
+	if (aipu_policy_paced())
+		s->cutoff += ms(&aipu_period_ms);
+	s->limit = READ_ONCE(aipu_max_batch);
 }
 
-static void scan_pu(unsigned long now)
+static void plan_pu(struct aipu_dev *d, struct aipu_scan *s)
 {
-	if (time_before(now, last_pu + ms(&aipu_pu_interval_ms)))
+	if (time_before(s->now, d->last_pu + ms(&aipu_pu_interval_ms))) {
+		s->aged_done = true;	/* nothing this pass */
 		return;
-	last_pu = now;
-	track_scan(&aipu_tr, now, true, 0);
+	}
+	d->last_pu = s->now;
+	s->all = true;
 }
 
 /*
@@ -86,28 +95,19 @@ static void scan_pu(unsigned long now)
  * granularity.  Whatever C, at most one batch a jiffy, so a run that cannot
  * be written yet (umount holds the super block) cannot spin the flusher.
  */
-static void scan_stage(unsigned long now)
+static void plan_stage(struct aipu_dev *d, struct aipu_scan *s)
 {
 	unsigned int c = READ_ONCE(aipu_stage_interval_ms);
 
-	scan_aged(now, 0);
-	if (time_before(now, next_stage) ||
-	    !track_stage(&aipu_tr, c ? READ_ONCE(aipu_stage_batch) : UINT_MAX))
-		return;
-	next_stage = now + max(msecs_to_jiffies(c), 1UL);
+	if (!time_before(s->now, d->next_stage))
+		s->stage = c ? READ_ONCE(aipu_stage_batch) : UINT_MAX;
 }
 
-struct policy_ops {
-	void (*scan)(unsigned long now);
-	bool writes;
-	bool bounded;		/* max_age_ms bounds every page */
-};
-
 static const struct policy_ops ops[AIPU_NR_POLICIES] = {
-	[AIPU_POLICY_KERNEL] = { scan_kernel, false, false },
-	[AIPU_POLICY_AIPU] = { scan_aipu, true, true },
-	[AIPU_POLICY_PU] = { scan_pu, true, false },
-	[AIPU_POLICY_STAGE] = { scan_stage, true, true },
+	[AIPU_POLICY_KERNEL] = { plan_kernel, false, false },
+	[AIPU_POLICY_AIPU] = { plan_aipu, true, true },
+	[AIPU_POLICY_PU] = { plan_pu, true, false },
+	[AIPU_POLICY_STAGE] = { plan_stage, true, true },
 };
 
 static const struct policy_ops *cur(void)
@@ -131,17 +131,67 @@ bool aipu_policy_bounded(void)
 	return cur()->bounded;
 }
 
-/* Phase 1 for the current policy; tracking lock held. */
-void aipu_policy_scan(unsigned long now)
+/* Probe context: staging wants to hear about new dirty data at once. */
+bool aipu_policy_wants_poke(void)
 {
-	cur()->scan(now);
+	return READ_ONCE(aipu_policy) == AIPU_POLICY_STAGE;
+}
+
+/* The device's own clocks start again at a policy switch. */
+static void sync_gen(struct aipu_dev *d, unsigned long now)
+{
+	unsigned int gen = READ_ONCE(policy_gen);
+
+	if (d->policy_gen == gen)
+		return;
+	d->policy_gen = gen;
+	d->last_pu = now;
+	d->next_stage = now;
+}
+
+/* Start of a pass: what phase 1 moves this time.  The device's work only. */
+void aipu_policy_plan(struct aipu_dev *d, unsigned long now)
+{
+	struct aipu_scan *s = &d->scan;
+
+	sync_gen(d, now);
+	memset(s, 0, sizeof(*s));
+	s->now = now;
+	s->cutoff = now - ms(&aipu_max_age_ms);
+	cur()->plan(d, s);
 }
 
 /*
- * How long the flusher may sleep: until the next tick of the period, or
- * sooner when staging has something to stage.
+ * Phase 1 for the plan, at most @budget entries; device's lock held.  True
+ * when phase 1 is done for this pass.
  */
-long aipu_policy_timeout(unsigned long now, unsigned long next_tick)
+bool aipu_policy_scan(struct aipu_dev *d, unsigned int budget)
+{
+	struct aipu_scan *s = &d->scan;
+
+	if (!s->aged_done) {
+		if (!track_scan(&d->tr, s->cutoff, s->all, s->limit, &budget))
+			return false;
+		s->aged_done = true;
+	}
+	if (s->stage) {
+		s->staged += track_stage(&d->tr, &s->stage, &budget);
+		if (s->stage && !budget && !list_empty(&d->tr.waiting))
+			return false;
+		s->stage = 0;
+		if (s->staged)
+			d->next_stage = s->now +
+				max(ms(&aipu_stage_interval_ms), 1UL);
+	}
+	return true;
+}
+
+/*
+ * How long the device's flusher may sleep: until the next tick of the
+ * period, or sooner when staging has something to stage.
+ */
+long aipu_policy_timeout(struct aipu_dev *d, unsigned long now,
+			 unsigned long next_tick)
 {
 	long t = time_after(next_tick, now) ? next_tick - now : 0;
 	unsigned long flags;
@@ -149,27 +199,19 @@ long aipu_policy_timeout(unsigned long now, unsigned long next_tick)
 
 	if (READ_ONCE(aipu_policy) != AIPU_POLICY_STAGE)
 		return t;
-	spin_lock_irqsave(&aipu_lock, flags);
-	idle = track_idle(&aipu_tr);
-	spin_unlock_irqrestore(&aipu_lock, flags);
+	flags = aipu_dev_lock(d);
+	idle = list_empty(&d->tr.waiting);
+	aipu_dev_unlock(d, flags);
 	if (idle)
 		return t;
-	return min_t(long, t, time_after(next_stage, now) ?
-		     next_stage - now : 0);
-}
-
-/* Probe context: staging wants to hear about new dirty data at once. */
-void aipu_policy_dirtied(void)
-{
-	if (READ_ONCE(aipu_policy) == AIPU_POLICY_STAGE)
-		aipu_flusher_poke();
+	return min_t(long, t, time_after(d->next_stage, now) ?
+		     d->next_stage - now : 0);
 }
 
 /* A store changed the policy (knob_mutex held). */
 void aipu_policy_changed(void)
 {
-	last_pu = jiffies;
-	next_stage = jiffies;
+	WRITE_ONCE(policy_gen, policy_gen + 1);
 	if (READ_ONCE(aipu_policy) == AIPU_POLICY_KERNEL &&
 	    READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE) {
 		WRITE_ONCE(aipu_write_alloc, AIPU_WRITE_UPDATE);
@@ -205,6 +247,38 @@ unsigned long aipu_handover_left_ms(void)
 }
 
 /*
+ * The sysctl file as the initial namespaces see it, from the root of the
+ * initial pid namespace's init, not from the root of whoever wrote a knob:
+ * a writer in a container with its own /proc (or a file bound over the
+ * sysctl) must not make aipu change some other file.
+ */
+static struct file *sysctl_open(void)
+{
+	struct task_struct *init;
+	struct file *f = ERR_PTR(-ESRCH);
+	struct path root;
+
+	rcu_read_lock();
+	init = pid_task(find_pid_ns(1, &init_pid_ns), PIDTYPE_PID);
+	if (init)
+		get_task_struct(init);
+	rcu_read_unlock();
+	if (!init)
+		return f;
+	task_lock(init);
+	if (init->fs) {
+		get_fs_root(init->fs, &root);
+		task_unlock(init);
+		f = file_open_root(&root, KUPDATE_SYSCTL, O_WRONLY, 0);
+		path_put(&root);
+	} else {
+		task_unlock(init);
+	}
+	put_task_struct(init);
+	return f;
+}
+
+/*
  * Through the sysctl file when we can: its handler wakes the flusher
  * threads, without which a restored interval only takes effect the next
  * time an inode is dirtied.
@@ -217,7 +291,7 @@ static void kupdate_set(unsigned int centisecs)
 	int len;
 
 	len = scnprintf(buf, sizeof(buf), "%u\n", centisecs);
-	f = filp_open(KUPDATE_SYSCTL, O_WRONLY, 0);
+	f = sysctl_open();
 	if (!IS_ERR(f)) {
 		if (kernel_write(f, buf, len, &pos) == len) {
 			filp_close(f, NULL);
@@ -258,8 +332,6 @@ void aipu_policy_init(void)
 {
 	loaded_at = jiffies;
 	untracked_until = loaded_at;
-	last_pu = loaded_at;
-	next_stage = loaded_at;
 	aipu_kupdate_update();
 }
 

@@ -28,37 +28,37 @@ struct purge {
 	unsigned int tries;
 };
 
-/* Only the flusher touches this list. */
-static LIST_HEAD(purges);
+/* Each device's list of ranges (d->purges) is touched by its flusher only. */
 
-static void count(unsigned long purged, unsigned long kept)
+static void count(struct aipu_dev *d, unsigned long purged,
+		  unsigned long kept)
 {
-	unsigned long flags;
+	unsigned long flags = aipu_dev_lock(d);
 
-	spin_lock_irqsave(&aipu_lock, flags);
-	aipu_tr.st.pages_purged += purged;
-	aipu_tr.st.pages_not_purged += kept;
-	spin_unlock_irqrestore(&aipu_lock, flags);
+	d->tr.st.pages_purged += purged;
+	d->tr.st.pages_not_purged += kept;
+	aipu_dev_unlock(d, flags);
 }
 
 /* Flusher context, with the tracker held by the run just issued. */
-void aipu_purge_add(struct aipu_tracker *t, pgoff_t start, pgoff_t end)
+void aipu_purge_add(struct aipu_dev *d, struct aipu_tracker *t,
+		    pgoff_t start, pgoff_t end)
 {
 	struct purge *p = kmalloc(sizeof(*p), GFP_KERNEL | __GFP_NOWARN);
 	unsigned long flags;
 
 	if (!p) {
-		count(0, end - start);
+		count(d, 0, end - start);
 		return;
 	}
 	p->t = t;
 	p->start = start;
 	p->end = end;
 	p->tries = 0;
-	spin_lock_irqsave(&aipu_lock, flags);
+	flags = aipu_dev_lock(d);
 	track_hold(t);
-	spin_unlock_irqrestore(&aipu_lock, flags);
-	list_add_tail(&p->list, &purges);
+	aipu_dev_unlock(d, flags);
+	list_add_tail(&p->list, &d->purges);
 }
 
 static unsigned long cached_pages(struct address_space *m, pgoff_t start,
@@ -115,7 +115,8 @@ static unsigned long purge_held(struct address_space *m, pgoff_t start,
 }
 
 /* Returns true when the range is finished with. */
-static bool purge_one(struct purge *p, struct address_space *m)
+static bool purge_one(struct aipu_dev *d, struct purge *p,
+		      struct address_space *m)
 {
 	loff_t first = (loff_t)p->start << PAGE_SHIFT;
 	loff_t last = p->end == ULONG_MAX ? LLONG_MAX :
@@ -125,26 +126,26 @@ static bool purge_one(struct purge *p, struct address_space *m)
 
 	if (++p->tries < AIPU_PURGE_TRIES &&
 	    filemap_range_has_writeback(m, first, last)) {
-		count(purged, 0);
+		count(d, purged, 0);
 		return false;
 	}
 	if (p->end == ULONG_MAX) {
-		count(purged, 0);
+		count(d, purged, 0);
 		return true;
 	}
 	purged += purge_held(m, p->start, p->end);
-	count(purged, cached_pages(m, p->start, p->end));
+	count(d, purged, cached_pages(m, p->start, p->end));
 	return true;
 }
 
-static bool purge_try(struct purge *p)
+static bool purge_try(struct aipu_dev *d, struct purge *p)
 {
 	struct aipu_pin pin;
 	bool done;
 
 	switch (aipu_pin(p->t, &pin)) {
 	case AIPU_PIN_OK:
-		done = purge_one(p, &pin.inode->i_data);
+		done = purge_one(d, p, (struct address_space *)p->t->key);
 		aipu_unpin(&pin);
 		return done;
 	case AIPU_PIN_BUSY:
@@ -154,32 +155,31 @@ static bool purge_try(struct purge *p)
 	}
 }
 
-static void purge_free(struct purge *p)
+static void purge_free(struct aipu_dev *d, struct purge *p)
 {
-	unsigned long flags;
+	unsigned long flags = aipu_dev_lock(d);
 
-	spin_lock_irqsave(&aipu_lock, flags);
-	track_put(&aipu_tr, p->t);
-	spin_unlock_irqrestore(&aipu_lock, flags);
+	track_put(&d->tr, p->t);
+	aipu_dev_unlock(d, flags);
 	list_del(&p->list);
 	kfree(p);
 }
 
 /* Each pass, before phase 1: drop what last passes wrote. */
-void aipu_purge_run(void)
+void aipu_purge_run(struct aipu_dev *d)
 {
 	struct purge *p, *tmp;
 
-	list_for_each_entry_safe(p, tmp, &purges, list)
-		if (purge_try(p))
-			purge_free(p);
+	list_for_each_entry_safe(p, tmp, &d->purges, list)
+		if (purge_try(d, p))
+			purge_free(d, p);
 }
 
 /* Flusher stopped: forget the ranges, keep the pages. */
-void aipu_purge_exit(void)
+void aipu_purge_exit(struct aipu_dev *d)
 {
 	struct purge *p, *tmp;
 
-	list_for_each_entry_safe(p, tmp, &purges, list)
-		purge_free(p);
+	list_for_each_entry_safe(p, tmp, &d->purges, list)
+		purge_free(d, p);
 }

@@ -7,6 +7,7 @@
  *   max_age_ms, period_ms, pu_interval_ms, handover_ms, stage_interval_ms,
  *   stage_batch, pace, max_batch                  numbers (see knobs.c)
  *   stat            counters, one "name value" pair a line
+ *   devices         one line a backing device aipu tracks
  *   burst_hist      pages written per flusher pass: "low high passes"
  *   age_hist        pages written, by age in ms when written: "low high pages"
  *
@@ -48,17 +49,57 @@ static ssize_t knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 	return ret ? ret : count;
 }
 
+/* Counters add up over devices; gauges too; maxima take the largest. */
+static void stats_add(struct aipu_stats *sum, const struct aipu_stats *s)
+{
+	sum->pages_dirtied += s->pages_dirtied;
+	sum->meta_dirtied += s->meta_dirtied;
+	sum->entries_scanned += s->entries_scanned;
+	sum->pages_written += s->pages_written;
+	sum->meta_written += s->meta_written;
+	sum->pages_clean += s->pages_clean;
+	sum->pages_retried += s->pages_retried;
+	sum->pages_tracked += s->pages_tracked;
+	sum->runs_tracked += s->runs_tracked;
+	sum->trackers += s->trackers;
+	sum->flusher_runs += s->flusher_runs;
+	sum->fallbacks += s->fallbacks;
+	sum->pages_deferred += s->pages_deferred;
+	sum->pages_late += s->pages_late;
+	sum->pages_staged += s->pages_staged;
+	sum->pages_purged += s->pages_purged;
+	sum->pages_not_purged += s->pages_not_purged;
+	sum->pages_evicting += s->pages_evicting;
+	sum->lock_hold_max_ns = max(sum->lock_hold_max_ns, s->lock_hold_max_ns);
+}
+
+/* One device's counters and the age of its oldest dirty data, in jiffies. */
+static void dev_snapshot(struct aipu_dev *d, struct aipu_stats *s,
+			 unsigned long *oldest)
+{
+	unsigned long flags = aipu_dev_lock(d);
+
+	*s = d->tr.st;
+	*oldest = track_oldest(&d->tr, jiffies);
+	aipu_dev_unlock(d, flags);
+}
+
 static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 			 char *buf)
 {
-	unsigned long flags, oldest;
-	struct aipu_stats s;
+	unsigned long oldest = 0, o;
+	struct aipu_stats s = { 0 }, one;
+	struct aipu_dev *d;
+	unsigned int devs = 0;
 	int n = 0;
 
-	spin_lock_irqsave(&aipu_lock, flags);
-	s = aipu_tr.st;
-	oldest = track_oldest(&aipu_tr, jiffies);
-	spin_unlock_irqrestore(&aipu_lock, flags);
+	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
+		dev_snapshot(d, &one, &o);
+		stats_add(&s, &one);
+		oldest = max(oldest, o);
+		devs++;
+	}
+	aipu_hook_stats(&s);
 
 #define EMIT(name, val) (n += sysfs_emit_at(buf, n, name " %llu\n", \
 					    (unsigned long long)(val)))
@@ -83,23 +124,56 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 	EMIT("pages_evicting", s.pages_evicting);
 	EMIT("kupdate_off", aipu_kupdate_is_off());
 	EMIT("handover_left_ms", aipu_handover_left_ms());
+	EMIT("devices", devs);
+	EMIT("lock_hold_max_ns", s.lock_hold_max_ns);
+	EMIT("mem_bytes", aipu_mem_bytes());
 #undef EMIT
 	return n;
 }
 
+/*
+ * One line a backing device: its name (major:minor, as /sys/class/bdi), then
+ * what stat says of it alone.
+ */
+static ssize_t devices_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	struct aipu_stats s;
+	struct aipu_dev *d;
+	unsigned long o;
+	int n = 0;
+
+	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
+		dev_snapshot(d, &s, &o);
+		n += sysfs_emit_at(buf, n,
+				   "%s pages_tracked %llu mappings_tracked %llu oldest_age_ms %u pages_written %llu pages_late %llu flusher_runs %llu\n",
+				   d->name, s.pages_tracked, s.trackers,
+				   jiffies_to_msecs(o), s.pages_written,
+				   s.pages_late, s.flusher_runs);
+	}
+	return n;
+}
+
+static struct kobj_attribute devices_attr = __ATTR_RO(devices);
+
 static struct kobj_attribute stat_attr = __ATTR_RO(stat);
 
 /* Bucket b counts [2^(b-1), 2^b - 1]; the last one is open-ended. */
-static ssize_t hist_show(char *buf, const u64 *src, int buckets)
+static ssize_t hist_show(char *buf, bool age)
 {
-	u64 hist[AIPU_AGE_BUCKETS];
+	int b, buckets = age ? AIPU_AGE_BUCKETS : AIPU_HIST_BUCKETS, n = 0;
+	u64 hist[AIPU_AGE_BUCKETS] = { 0 };
 	unsigned long flags;
-	int b, n = 0;
+	struct aipu_dev *d;
 
-	spin_lock_irqsave(&aipu_lock, flags);
-	memcpy(hist, src, buckets * sizeof(*hist));
-	spin_unlock_irqrestore(&aipu_lock, flags);
+	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
+		const u64 *src = age ? d->tr.age_hist : d->tr.hist;
 
+		flags = aipu_dev_lock(d);
+		for (b = 0; b < buckets; b++)
+			hist[b] += src[b];
+		aipu_dev_unlock(d, flags);
+	}
 	for (b = 0; b < buckets; b++) {
 		unsigned long lo = b ? 1UL << (b - 1) : 0;
 		unsigned long hi = b ? (1UL << b) - 1 : 0;
@@ -116,13 +190,13 @@ static ssize_t hist_show(char *buf, const u64 *src, int buckets)
 static ssize_t burst_hist_show(struct kobject *kobj,
 			       struct kobj_attribute *attr, char *buf)
 {
-	return hist_show(buf, aipu_tr.hist, AIPU_HIST_BUCKETS);
+	return hist_show(buf, false);
 }
 
 static ssize_t age_hist_show(struct kobject *kobj,
 			     struct kobj_attribute *attr, char *buf)
 {
-	return hist_show(buf, aipu_tr.age_hist, AIPU_AGE_BUCKETS);
+	return hist_show(buf, true);
 }
 
 static struct kobj_attribute age_hist_attr = __ATTR_RO(age_hist);
@@ -137,7 +211,7 @@ static int build_group(void)
 	unsigned int i, n = aipu_nr_knobs;
 
 	knob_attrs = kcalloc(n, sizeof(*knob_attrs), GFP_KERNEL);
-	attrs = kcalloc(n + 4, sizeof(*attrs), GFP_KERNEL);
+	attrs = kcalloc(n + 5, sizeof(*attrs), GFP_KERNEL);
 	if (!knob_attrs || !attrs)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -154,6 +228,7 @@ static int build_group(void)
 	attrs[n] = &stat_attr.attr;
 	attrs[n + 1] = &burst_hist_attr.attr;
 	attrs[n + 2] = &age_hist_attr.attr;
+	attrs[n + 3] = &devices_attr.attr;
 	group.attrs = attrs;
 	return 0;
 }

@@ -1,20 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * aipu: age-ordered tracking of first-dirty times.  See include/aipu_track.h
- * for the data structure; every function here runs under the tracking lock
- * and never sleeps.
+ * for the data structure; every function here runs under the lock of the
+ * device whose queue @tr is, and never sleeps.
  */
 #include <linux/bitops.h>
-#include <linux/hash.h>
 #include <linux/jiffies.h>
 #include <linux/string.h>
 
 #include "aipu_track.h"
-
-static struct hlist_head *bucket(struct aipu_track *tr, const void *key)
-{
-	return &tr->hash[hash_ptr((void *)key, AIPU_HASH_BITS)];
-}
 
 static struct aipu_run *node_run(struct rb_node *n)
 {
@@ -28,24 +22,20 @@ static unsigned long run_pages(const struct aipu_run *r)
 
 void track_init(struct aipu_track *tr)
 {
-	unsigned int i;
-
 	memset(tr, 0, sizeof(*tr));
 	INIT_LIST_HEAD(&tr->waiting);
 	INIT_LIST_HEAD(&tr->retry);
 	INIT_LIST_HEAD(&tr->pending);
-	for (i = 0; i < ARRAY_SIZE(tr->hash); i++)
-		INIT_HLIST_HEAD(&tr->hash[i]);
+	INIT_LIST_HEAD(&tr->deferred);
+	INIT_LIST_HEAD(&tr->trackers);
 }
 
+/* The live tracker of @key, if it is this device's. */
 struct aipu_tracker *track_find(struct aipu_track *tr, const void *key)
 {
-	struct aipu_tracker *t;
+	struct aipu_tracker *t = aipu_tracker_lookup(key);
 
-	hlist_for_each_entry(t, bucket(tr, key), hash)
-		if (t->key == key)
-			return t;
-	return NULL;
+	return t && t->hashed && !t->dead ? t : NULL;
 }
 
 static void embed_init(struct aipu_run *r, struct aipu_tracker *t, u8 kind)
@@ -68,21 +58,39 @@ struct aipu_tracker *track_get(struct aipu_track *tr, const void *key,
 	t = aipu_tracker_alloc();
 	if (!t)
 		return NULL;
+	t->tr = tr;
 	t->key = key;
 	t->host = host;
 	t->runs = RB_ROOT;
 	t->users = 0;
+	t->nr_runs = 0;
 	t->dead = false;
 	embed_init(&t->whole, t, AIPU_WHOLE);
 	embed_init(&t->meta, t, AIPU_META);
-	hlist_add_head(&t->hash, bucket(tr, key));
+	if (aipu_tracker_insert(t)) {
+		aipu_tracker_free(t);
+		return NULL;
+	}
+	t->hashed = true;
+	list_add_tail(&t->link, &tr->trackers);
 	tr->st.trackers++;
 	return t;
 }
 
+/* Nobody can find @t any more: new dirtying of its mapping gets a new one. */
+static void tracker_unhash(struct aipu_track *tr, struct aipu_tracker *t)
+{
+	if (!t->hashed)
+		return;
+	t->hashed = false;
+	aipu_tracker_remove(t);
+	list_del_init(&t->link);
+	tr->st.trackers--;
+}
+
 static void tracker_free(struct aipu_track *tr, struct aipu_tracker *t)
 {
-	tr->st.trackers--;
+	tracker_unhash(tr, t);
 	aipu_tracker_free(t);
 }
 
@@ -121,12 +129,20 @@ static void run_insert(struct aipu_track *tr, struct aipu_run *r)
 	tr->st.pages_tracked += run_pages(r);
 }
 
+/*
+ * A new run, unless memory or the mapping's cap on runs says no: past
+ * AIPU_RUNS_PER_TRACKER_MAX runs the mapping is bounded as a whole instead,
+ * so one file dirtied at random cannot take unbounded memory.
+ */
 static struct aipu_run *run_new(struct aipu_track *tr, struct aipu_tracker *t,
 				pgoff_t start, pgoff_t end, unsigned long time,
 				u8 state)
 {
-	struct aipu_run *r = aipu_run_alloc();
+	struct aipu_run *r;
 
+	if (t->nr_runs >= AIPU_RUNS_PER_TRACKER_MAX)
+		return NULL;
+	r = aipu_run_alloc();
 	if (!r)
 		return NULL;
 	INIT_LIST_HEAD(&r->lru);
@@ -137,12 +153,14 @@ static struct aipu_run *run_new(struct aipu_track *tr, struct aipu_tracker *t,
 	r->time = time;
 	r->kind = AIPU_PAGES;
 	r->state = state;
+	t->nr_runs++;
 	tr->st.runs_tracked++;
 	return r;
 }
 
 static void run_free(struct aipu_track *tr, struct aipu_run *r)
 {
+	r->t->nr_runs--;
 	tr->st.runs_tracked--;
 	aipu_run_free(r);
 }
@@ -275,10 +293,18 @@ void track_pages(struct aipu_track *tr, struct aipu_tracker *t,
 		 bool pending)
 {
 	u8 state = pending ? AIPU_PENDING : AIPU_WAITING;
-	struct aipu_run *r, *prev, *next = run_from(t, start);
+	struct aipu_run *r, *prev, *next;
 	pgoff_t end = start + nr;
 
 	tr->st.pages_dirtied += nr;
+	/*
+	 * The whole mapping is queued at an older time already: it will write
+	 * these pages too (early, never late), so they need no memory.
+	 */
+	if (!pending && (t->whole.state == AIPU_WAITING ||
+			 t->whole.state == AIPU_PENDING))
+		return;
+	next = run_from(t, start);
 	if (next && next->start < end) {
 		if (!carve(tr, next, start, end)) {
 			tr->st.fallbacks++;
@@ -320,6 +346,46 @@ void track_whole(struct aipu_track *tr, struct aipu_tracker *t,
 		embed_queue(tr, &t->whole, time);
 }
 
+/*
+ * Memory pressure (the shrinker): give back @t's runs, at most @budget a
+ * call, and bound the whole mapping instead.  The whole-mapping run takes
+ * the device's oldest time, at the head of the age list, so it is no later
+ * than any run it replaces and the list stays in order.  Returns the runs
+ * freed; the caller calls again while @t has runs and it needs memory.
+ */
+unsigned long track_degrade(struct aipu_track *tr, struct aipu_tracker *t,
+			    unsigned long budget, unsigned long now)
+{
+	struct aipu_run *w = &t->whole;
+	unsigned long freed = 0;
+	struct rb_node *n;
+
+	if (RB_EMPTY_ROOT(&t->runs))
+		return 0;
+	if (w->state == AIPU_IDLE || w->state == AIPU_WAITING) {
+		unsigned long oldest = now - track_oldest(tr, now);
+
+		if (w->state == AIPU_WAITING)
+			list_del(&w->lru);
+		else
+			tr->st.fallbacks++;
+		w->time = w->state == AIPU_WAITING &&
+			  time_before(w->time, oldest) ? w->time : oldest;
+		w->state = AIPU_WAITING;
+		list_add(&w->lru, &tr->waiting);
+	}
+	while (freed < budget && (n = rb_first(&t->runs))) {
+		struct aipu_run *r = node_run(n);
+
+		rb_erase(n, &t->runs);
+		list_del(&r->lru);
+		tr->st.pages_tracked -= run_pages(r);
+		run_free(tr, r);
+		freed++;
+	}
+	return freed;
+}
+
 void track_meta(struct aipu_track *tr, struct aipu_tracker *t,
 		unsigned long time, bool was_clean)
 {
@@ -349,43 +415,57 @@ static void make_pending(struct aipu_track *tr, struct aipu_run *r)
 
 /*
  * Phase 1.  Move runs dirtied before @cutoff (all runs if @all) from the head
- * of the age list to the pending list, at most @limit pages if non-zero; aged
- * pages left behind by the limit are counted as deferred.  Touches only the
- * aged runs plus the one that stops it.  Returns the pages moved (embedded
- * runs count as one).
+ * of the age list to the pending list, at most @limit pages a pass if
+ * non-zero; aged runs beyond the limit are set aside on the deferred list
+ * (counted in pages_deferred) and go back to the head of the age list when
+ * the scan is done.  Touches only the aged runs plus the one that stops it,
+ * at most *@budget of them a call: returns true when the scan is done, false
+ * when the budget ran out and the caller should call again (after dropping
+ * the lock, so that no hold of it grows with the backlog).  The pass's count
+ * of pages moved is kept in @tr until track_end_pass().
  */
-unsigned long track_scan(struct aipu_track *tr, unsigned long cutoff,
-			 bool all, unsigned long limit)
+bool track_scan(struct aipu_track *tr, unsigned long cutoff, bool all,
+		unsigned long limit, unsigned int *budget)
 {
-	unsigned long moved = 0;
-	struct aipu_run *r, *tmp;
-	bool full = false;
+	struct aipu_run *r;
 
-	list_for_each_entry_safe(r, tmp, &tr->waiting, lru) {
+	while ((r = list_first_entry_or_null(&tr->waiting, struct aipu_run,
+					     lru))) {
+		if (!*budget)
+			return false;
+		(*budget)--;
 		tr->st.entries_scanned++;
 		if (!all && !time_before(r->time, cutoff))
 			break;
 		/* Always one run, so a large one cannot block the queue. */
-		full = full || (limit && moved && moved + weight(r) > limit);
-		if (full) {
+		if (limit && tr->scan_moved &&
+		    tr->scan_moved + weight(r) > limit) {
 			tr->st.pages_deferred += weight(r);
+			list_move_tail(&r->lru, &tr->deferred);
 			continue;
 		}
-		moved += weight(r);
+		tr->scan_moved += weight(r);
 		make_pending(tr, r);
 	}
-	return moved;
+	list_splice_init(&tr->deferred, &tr->waiting);
+	return true;
 }
 
-/* Staging: the @runs oldest runs go, whatever their age. */
-unsigned long track_stage(struct aipu_track *tr, unsigned int runs)
+/*
+ * Staging: the *@runs oldest runs go, whatever their age, at most *@budget
+ * of them a call; both count down.  Returns the pages moved.
+ */
+unsigned long track_stage(struct aipu_track *tr, unsigned int *runs,
+			  unsigned int *budget)
 {
 	unsigned long moved = 0;
-	struct aipu_run *r, *tmp;
+	struct aipu_run *r;
 
-	list_for_each_entry_safe(r, tmp, &tr->waiting, lru) {
-		if (!runs--)
-			break;
+	while (*runs && *budget &&
+	       (r = list_first_entry_or_null(&tr->waiting, struct aipu_run,
+					     lru))) {
+		(*runs)--;
+		(*budget)--;
 		tr->st.entries_scanned++;
 		moved += weight(r);
 		make_pending(tr, r);
@@ -408,8 +488,8 @@ static struct aipu_run *first(struct list_head *head)
 /* Age in jiffies of the oldest dirty data aipu tracks, 0 if none. */
 unsigned long track_oldest(struct aipu_track *tr, unsigned long now)
 {
-	struct aipu_run *c[3] = { first(&tr->pending), first(&tr->retry),
-				  first(&tr->waiting) };
+	struct aipu_run *c[4] = { first(&tr->pending), first(&tr->retry),
+				  first(&tr->deferred), first(&tr->waiting) };
 	unsigned long oldest = now;
 	unsigned int i;
 
@@ -441,22 +521,27 @@ static bool absorbable(const struct aipu_run *n, unsigned long cutoff,
 /*
  * Fold pending neighbours of @r into it: contiguous pages, one write.  Only
  * those dirtied before @cutoff (all if @all): paced AIPU queues runs before
- * they are due and must not write them early.
+ * they are due and must not write them early.  At most AIPU_ABSORB_MAX of
+ * them, so that a file written a page a jiffy (a million one-page runs in a
+ * row) costs the lock no more than a batch; the rest go in later takes.
  */
 static void absorb(struct aipu_track *tr, struct aipu_run *r,
 		   unsigned long cutoff, bool all)
 {
+	unsigned int left = AIPU_ABSORB_MAX;
 	struct aipu_run *n;
 
-	while ((n = node_run(rb_prev(&r->node))) &&
+	while (left && (n = node_run(rb_prev(&r->node))) &&
 	       absorbable(n, cutoff, all) && n->end == r->start) {
 		r->start = n->start;
 		merge(tr, r, n);
+		left--;
 	}
-	while ((n = node_run(rb_next(&r->node))) &&
+	while (left && (n = node_run(rb_next(&r->node))) &&
 	       absorbable(n, cutoff, all) && n->start == r->end) {
 		r->end = n->end;
 		merge(tr, r, n);
+		left--;
 	}
 }
 
@@ -500,8 +585,15 @@ static void requeue_whole(struct aipu_track *tr, struct aipu_tracker *t,
 {
 	struct aipu_run *w = &t->whole;
 
-	if (w->state == AIPU_PENDING)
-		return;		/* written later in this same pass */
+	/*
+	 * Written later in this same pass; what it then finds still dirty it
+	 * puts back at its own time, so that must be the older one.
+	 */
+	if (w->state == AIPU_PENDING) {
+		if (time_before(time, w->time))
+			w->time = time;
+		return;
+	}
 	if (w->state == AIPU_WAITING) {
 		if (!time_before(time, w->time))
 			return;
@@ -562,7 +654,9 @@ void track_requeue_embedded(struct aipu_track *tr, struct aipu_run *r)
 
 void track_end_pass(struct aipu_track *tr, unsigned long issued)
 {
+	list_splice_init(&tr->deferred, &tr->waiting);
 	list_splice_init(&tr->retry, &tr->waiting);
+	tr->scan_moved = 0;
 	tr->hist[min_t(unsigned long, fls_long(issued),
 		       AIPU_HIST_BUCKETS - 1)]++;
 	tr->st.flusher_runs++;
@@ -587,12 +681,11 @@ void track_put(struct aipu_track *tr, struct aipu_tracker *t)
 {
 	if (--t->users)
 		return;
-	if (!t->dead && RB_EMPTY_ROOT(&t->runs) && t->whole.state == AIPU_IDLE &&
-	    t->meta.state == AIPU_IDLE)
-		hlist_del_init(&t->hash);	/* nothing left to track */
-	else if (!t->dead)
+	if (!t->dead && !(RB_EMPTY_ROOT(&t->runs) &&
+			  t->whole.state == AIPU_IDLE &&
+			  t->meta.state == AIPU_IDLE))
 		return;
-	tracker_free(tr, t);
+	tracker_free(tr, t);	/* evicted, or nothing left to track */
 }
 
 /* The flusher is finished with @r; it may have been reused by a requeue. */
@@ -617,33 +710,45 @@ static void embed_drop(struct aipu_run *r)
 	}
 }
 
-/* The mapping is going away (inode eviction): forget it. */
-void track_kill(struct aipu_track *tr, struct aipu_tracker *t)
+/*
+ * The mapping is going away (inode eviction): forget it, freeing at most
+ * @budget runs a call.  Returns true once every run is gone; until then the
+ * caller calls again, and may drop the lock in between so that a file with
+ * many runs does not hold the device's lock for all of them.  From the first
+ * call nobody can find @t and no run is added to it; it stays allocated
+ * until the last call (and until the flusher lets go of it).
+ */
+bool track_kill(struct aipu_track *tr, struct aipu_tracker *t,
+		unsigned long budget)
 {
-	struct aipu_run *r, *n;
+	struct rb_node *n;
 
-	rbtree_postorder_for_each_entry_safe(r, n, &t->runs, node) {
+	if (!t->dead) {
+		embed_drop(&t->whole);
+		embed_drop(&t->meta);
+		tracker_unhash(tr, t);
+		t->dead = true;
+		track_hold(t);		/* until the last call */
+	}
+	while (budget-- && (n = rb_first(&t->runs))) {
+		struct aipu_run *r = node_run(n);
+
+		rb_erase(n, &t->runs);
 		list_del(&r->lru);
 		tr->st.pages_tracked -= run_pages(r);
 		run_free(tr, r);
 	}
-	t->runs = RB_ROOT;
-	embed_drop(&t->whole);
-	embed_drop(&t->meta);
-	hlist_del_init(&t->hash);
-	t->dead = true;
-	if (!t->users)
-		tracker_free(tr, t);
+	if (!RB_EMPTY_ROOT(&t->runs))
+		return false;
+	track_put(tr, t);
+	return true;
 }
 
 /* Forget everything; the flusher must hold no run. */
 void track_clear(struct aipu_track *tr)
 {
-	struct aipu_tracker *t;
-	struct hlist_node *tmp;
-	unsigned int i;
+	struct aipu_tracker *t, *tmp;
 
-	for (i = 0; i < ARRAY_SIZE(tr->hash); i++)
-		hlist_for_each_entry_safe(t, tmp, &tr->hash[i], hash)
-			track_kill(tr, t);
+	list_for_each_entry_safe(t, tmp, &tr->trackers, link)
+		track_kill(tr, t, ~0UL);
 }

@@ -62,6 +62,50 @@ void aipu_tracker_free(struct aipu_tracker *t)
 	free(t);
 }
 
+/* ---- the table that finds a tracker by its key (the kernel's rhashtable) ---- */
+
+#define TABLE_MAX 16
+static struct aipu_tracker *table[TABLE_MAX];
+static int fail_inserts;	/* fail the next N inserts */
+
+struct aipu_tracker *aipu_tracker_lookup(const void *key)
+{
+	int i;
+
+	for (i = 0; i < TABLE_MAX; i++)
+		if (table[i] && table[i]->key == key)
+			return table[i];
+	return NULL;
+}
+
+int aipu_tracker_insert(struct aipu_tracker *t)
+{
+	int i;
+
+	if (fail_inserts > 0) {
+		fail_inserts--;
+		return -1;
+	}
+	if (aipu_tracker_lookup(t->key))
+		return -1;	/* -EEXIST */
+	for (i = 0; i < TABLE_MAX; i++) {
+		if (!table[i]) {
+			table[i] = t;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void aipu_tracker_remove(struct aipu_tracker *t)
+{
+	int i;
+
+	for (i = 0; i < TABLE_MAX; i++)
+		if (table[i] == t)
+			table[i] = NULL;
+}
+
 /* ---- helpers ---- */
 
 static struct aipu_track tr;
@@ -73,6 +117,42 @@ static void reset(void)
 	track_init(&tr);
 	fail_runs = 0;
 	fail_every = 0;
+	fail_inserts = 0;
+}
+
+/*
+ * Phase 1 as one pass, in batches of three entries (the kernel's are larger)
+ * so that every scan also tests resuming after the lock was dropped.
+ * Returns the pages moved.
+ */
+static unsigned long scan(unsigned long cutoff, bool all, unsigned long limit)
+{
+	unsigned int budget;
+
+	tr.scan_moved = 0;
+	do {
+		budget = 3;
+	} while (!track_scan(&tr, cutoff, all, limit, &budget));
+	return tr.scan_moved;
+}
+
+/* Staging of the @runs oldest runs, in batches of two. */
+static unsigned long stage(unsigned int runs)
+{
+	unsigned long moved = 0;
+	unsigned int budget;
+
+	do {
+		budget = 2;
+		moved += track_stage(&tr, &runs, &budget);
+	} while (runs && !list_empty(&tr.waiting));
+	return moved;
+}
+
+static void kill(struct aipu_tracker *t)
+{
+	while (!track_kill(&tr, t, 2))
+		;
 }
 
 static struct aipu_run *run_at(struct aipu_tracker *t, pgoff_t index)
@@ -119,14 +199,14 @@ static int t_first_dirty_time(void)
 	track_pages(&tr, t, 5, 1, 100, false);
 	CHECK(run_at(t, 5)->time == 100);
 	/* Not aged at 100 + 50: nothing moves, one entry looked at. */
-	CHECK(track_scan(&tr, 100, false, 0) == 0);
+	CHECK(scan(100, false, 0) == 0);
 	CHECK(tr.st.entries_scanned == 1);
 	/* Cleaned by someone and dirtied again: a new time. */
 	track_pages(&tr, t, 5, 1, 200, false);
 	CHECK(run_at(t, 5)->time == 200);
 	CHECK(count_runs(t) == 1 && tr.st.pages_tracked == 1);
-	CHECK(track_scan(&tr, 150, false, 0) == 0);
-	CHECK(track_scan(&tr, 201, false, 0) == 1);
+	CHECK(scan(150, false, 0) == 0);
+	CHECK(scan(201, false, 0) == 1);
 	return 0;
 }
 
@@ -174,17 +254,17 @@ static int t_scan_touches_aged_plus_one(void)
 
 	for (i = 0; i < 1000; i++)
 		track_pages(&tr, t, 2 * i, 1, 1000 + i, false);
-	CHECK(track_scan(&tr, 1010, false, 0) == 10);
+	CHECK(scan(1010, false, 0) == 10);
 	CHECK(tr.st.entries_scanned == 11);
 	/* PU: everything, each entry once. */
-	CHECK(track_scan(&tr, 0, true, 0) == 990);
+	CHECK(scan(0, true, 0) == 990);
 	CHECK(tr.st.entries_scanned == 11 + 990);
 	/* A limit stops the scan early. */
 	reset();
 	t = track_get(&tr, &keys[0], NULL);
 	for (i = 0; i < 100; i++)
 		track_pages(&tr, t, 2 * i, 1, 1000 + i, false);
-	CHECK(track_scan(&tr, 5000, false, 30) == 30);
+	CHECK(scan(5000, false, 30) == 30);
 	CHECK(tr.st.pages_deferred == 70);
 	/* The deferred stay first in line, oldest first. */
 	CHECK(list_first_entry(&tr.waiting, struct aipu_run, lru)->time == 1030);
@@ -201,7 +281,7 @@ static int t_stage_oldest_first(void)
 	track_pages(&tr, t, 0, 1, 101, false);
 	track_pages(&tr, t, 20, 1, 102, false);
 	CHECK(!track_idle(&tr));
-	CHECK(track_stage(&tr, 2) == 3 && tr.st.pages_staged == 3);
+	CHECK(stage(2) == 3 && tr.st.pages_staged == 3);
 	r = track_take(&tr, 0, true);
 	CHECK(r->start == 10 && r->time == 100);
 	track_done(&tr, r);
@@ -209,7 +289,7 @@ static int t_stage_oldest_first(void)
 	CHECK(r->start == 0 && r->time == 101);
 	track_done(&tr, r);
 	CHECK(track_take(&tr, 0, true) == NULL && !track_idle(&tr));
-	CHECK(track_stage(&tr, 5) == 1);
+	CHECK(stage(5) == 1);
 	r = track_take(&tr, 0, true);
 	track_done(&tr, r);
 	CHECK(track_idle(&tr));
@@ -224,7 +304,7 @@ static int t_take_absorbs_neighbours(void)
 	track_pages(&tr, t, 0, 5, 100, false);
 	track_pages(&tr, t, 5, 5, 101, false);
 	track_pages(&tr, t, 10, 5, 300, false);	/* not aged: stays */
-	CHECK(track_scan(&tr, 200, false, 0) == 10);
+	CHECK(scan(200, false, 0) == 10);
 	r = track_take(&tr, 0, true);
 	CHECK(r && r->start == 0 && r->end == 10 && r->time == 100);
 	CHECK(r->state == AIPU_ISSUING && t->users == 1);
@@ -233,7 +313,7 @@ static int t_take_absorbs_neighbours(void)
 	track_done(&tr, r);
 	CHECK(t->users == 0 && tr.st.runs_tracked == 1);
 	/* The last run written: the tracker goes too. */
-	track_scan(&tr, 400, false, 0);
+	scan(400, false, 0);
 	r = track_take(&tr, 0, true);
 	track_done(&tr, r);
 	CHECK(track_find(&tr, &keys[0]) == NULL && live_trackers == 0);
@@ -251,7 +331,7 @@ static int t_take_due_only(void)
 	track_pages(&tr, t, 0, 5, 100, false);
 	track_pages(&tr, t, 5, 5, 150, false);
 	track_pages(&tr, t, 10, 5, 160, false);
-	CHECK(track_scan(&tr, 200, false, 0) == 15);
+	CHECK(scan(200, false, 0) == 15);
 	CHECK(track_next_time(&tr, &time) && time == 100);
 	r = track_take(&tr, 151, false);
 	CHECK(r && r->start == 0 && r->end == 10 && r->time == 100);
@@ -271,7 +351,7 @@ static int t_requeue_keeps_old_time(void)
 
 	track_pages(&tr, t, 0, 10, 100, false);
 	track_pages(&tr, t, 50, 1, 250, false);
-	track_scan(&tr, 200, false, 0);
+	scan(200, false, 0);
 	r = track_take(&tr, 0, true);
 	/* Page 3 dirtied again while the run was being written. */
 	track_pages(&tr, t, 3, 1, 300, false);
@@ -302,17 +382,17 @@ static int t_requeued_pages_outlive_issued_run(void)
 	struct aipu_run *r;
 
 	track_pages(&tr, t, 0, 10, 100, false);
-	track_scan(&tr, 101, false, 0);
+	scan(101, false, 0);
 	r = track_take(&tr, 0, true);
 	CHECK(track_requeue(&tr, r, 0, 10) == 10);
 	CHECK(run_at(t, 0) && run_at(t, 0) != r && run_at(t, 0)->time == 100);
-	track_kill(&tr, t);		/* the last iput, before track_done() */
+	kill(t);		/* the last iput, before track_done() */
 	track_done(&tr, r);
 	CHECK(live_trackers == 0 && live_runs == 0);
 
 	t = track_get(&tr, &keys[1], NULL);
 	track_pages(&tr, t, 0, 10, 100, false);
-	track_scan(&tr, 101, false, 0);
+	scan(101, false, 0);
 	r = track_take(&tr, 0, true);
 	CHECK(track_requeue(&tr, r, 0, 10) == 10);
 	track_pages(&tr, t, 0, 10, 300, false);	/* cleaned, dirtied again */
@@ -333,12 +413,14 @@ static int t_alloc_failure_degrades(void)
 	track_pages(&tr, t, 5, 1, 200, false);
 	CHECK(run_at(t, 5)->time == 100 && tr.st.fallbacks == 1);
 	/* New run impossible: the whole mapping at the oldest such time. */
-	fail_runs = 2;
+	fail_runs = 1;
 	track_pages(&tr, t, 40, 1, 300, false);
-	track_pages(&tr, t, 60, 1, 400, false);
 	CHECK(t->whole.state == AIPU_WAITING && t->whole.time == 300);
-	CHECK(tr.st.fallbacks == 3 && list_sorted(&tr.waiting));
-	CHECK(track_scan(&tr, 301, false, 0) == 11);
+	/* While it waits, new pages need no memory: it covers them. */
+	track_pages(&tr, t, 60, 1, 400, false);
+	CHECK(!run_at(t, 60) && live_runs == 1 && tr.st.pages_dirtied == 13);
+	CHECK(tr.st.fallbacks == 2 && list_sorted(&tr.waiting));
+	CHECK(scan(301, false, 0) == 11);
 	return 0;
 }
 
@@ -352,7 +434,7 @@ static int t_meta(void)
 	CHECK(t->meta.time == 100);
 	track_meta(&tr, t, 200, true);		/* cleaned meanwhile */
 	CHECK(t->meta.time == 200 && tr.st.meta_dirtied == 2);
-	CHECK(track_scan(&tr, 201, false, 0) == 1);
+	CHECK(scan(201, false, 0) == 1);
 	r = track_take(&tr, 0, true);
 	CHECK(r == &t->meta && r->state == AIPU_ISSUING);
 	track_requeue_embedded(&tr, r);
@@ -369,9 +451,9 @@ static int t_kill_while_issuing(void)
 	track_pages(&tr, t, 0, 4, 100, false);
 	track_pages(&tr, t, 10, 4, 100, false);
 	track_meta(&tr, t, 100, true);
-	track_scan(&tr, 101, true, 0);
+	scan(101, true, 0);
 	r = track_take(&tr, 0, true);
-	track_kill(&tr, t);		/* evicted while the flusher holds r */
+	kill(t);		/* evicted while the flusher holds r */
 	CHECK(live_trackers == 1 && track_find(&tr, &keys[0]) == NULL);
 	CHECK(track_requeue(&tr, r, 0, 4) == 0);
 	CHECK(list_empty(&tr.pending) && list_empty(&tr.waiting));
@@ -401,6 +483,121 @@ static int t_oldest(void)
 	track_pages(&tr, t, 0, 1, 400, false);
 	track_pages(&tr, t, 9, 1, 700, false);
 	CHECK(track_oldest(&tr, 1000) == 600);
+	return 0;
+}
+
+/*
+ * Eviction of a mapping with many runs frees them a batch at a time; in
+ * between, the flusher may take and finish one of them.  The tracker stays
+ * allocated until the last batch and nobody can find it from the first.
+ */
+static int t_kill_in_batches(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+	struct aipu_run *r1, *r2;
+	unsigned long i;
+
+	for (i = 0; i < 10; i++)
+		track_pages(&tr, t, 2 * i, 1, 100 + i, false);
+	scan(103, false, 0);
+	r1 = track_take(&tr, 0, true);
+	r2 = track_take(&tr, 0, true);
+	CHECK(r1 && r1->start == 0 && r2 && r2->start == 2);
+	CHECK(!track_kill(&tr, t, 2));
+	CHECK(track_find(&tr, &keys[0]) == NULL && live_trackers == 1);
+	/* The lock dropped: the flusher finishes one run. */
+	CHECK(track_requeue(&tr, r1, 0, 1) == 0);
+	track_done(&tr, r1);
+	CHECK(live_trackers == 1);
+	while (!track_kill(&tr, t, 2))
+		;
+	CHECK(live_trackers == 1);	/* the flusher still holds r2 */
+	track_done(&tr, r2);
+	CHECK(live_trackers == 0 && live_runs == 0);
+	CHECK(tr.st.pages_tracked == 0 && tr.st.trackers == 0);
+	CHECK(list_empty(&tr.waiting) && list_empty(&tr.pending));
+	return 0;
+}
+
+/*
+ * Past AIPU_RUNS_PER_TRACKER_MAX runs a mapping takes no more: a new page is
+ * bounded by the whole-mapping run at its time (written early, never late),
+ * counted as a fallback; the runs it has keep their times.
+ */
+static int t_runs_cap(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+	unsigned long i;
+
+	for (i = 0; i < AIPU_RUNS_PER_TRACKER_MAX; i++)
+		track_pages(&tr, t, 2 * i, 1, 100, false);
+	CHECK(t->nr_runs == AIPU_RUNS_PER_TRACKER_MAX && tr.st.fallbacks == 0);
+	CHECK(t->whole.state == AIPU_IDLE);
+	track_pages(&tr, t, 2 * i, 1, 200, false);
+	CHECK(t->nr_runs == AIPU_RUNS_PER_TRACKER_MAX && tr.st.fallbacks == 1);
+	CHECK(t->whole.state == AIPU_WAITING && t->whole.time == 200);
+	/* While the whole-mapping run waits, new pages take nothing. */
+	track_pages(&tr, t, 1, 1, 300, false);
+	CHECK(tr.st.fallbacks == 1 && !run_at(t, 1));
+	CHECK(t->nr_runs == AIPU_RUNS_PER_TRACKER_MAX && list_sorted(&tr.waiting));
+	return 0;
+}
+
+/*
+ * A file written a page a jiffy: one take folds at most AIPU_ABSORB_MAX
+ * neighbours into its run, the next take the rest; every page once.
+ */
+static int t_absorb_bounded(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+	unsigned long i, n = AIPU_ABSORB_MAX + 50, pages = 0;
+	struct aipu_run *r;
+
+	for (i = 0; i < n; i++)
+		track_pages(&tr, t, i, 1, 100 + i, false);
+	CHECK(scan(100 + n, false, 0) == n);
+	while ((r = track_take(&tr, 0, true))) {
+		CHECK(r->end - r->start <= AIPU_ABSORB_MAX + 1);
+		pages += r->end - r->start;
+		track_done(&tr, r);
+	}
+	CHECK(pages == n && tr.st.pages_tracked == 0);
+	return 0;
+}
+
+/*
+ * Memory pressure: a file's runs go, a batch at a time, and its whole-file
+ * run takes the device's oldest time at the head of the age list, so every
+ * page it now covers is written no later than its own run would have been.
+ */
+static int t_degrade(void)
+{
+	struct aipu_tracker *a = track_get(&tr, &keys[0], NULL);
+	struct aipu_tracker *b = track_get(&tr, &keys[1], NULL);
+	unsigned long i;
+
+	track_pages(&tr, a, 100, 1, 50, false);		/* the device's oldest */
+	for (i = 0; i < 10; i++)
+		track_pages(&tr, b, 2 * i, 1, 100 + i, false);
+	CHECK(track_degrade(&tr, b, 4, 200) == 4 && b->nr_runs == 6);
+	CHECK(b->whole.state == AIPU_WAITING && b->whole.time == 50);
+	CHECK(list_first_entry(&tr.waiting, struct aipu_run, lru) == &b->whole);
+	CHECK(tr.st.fallbacks == 1 && list_sorted(&tr.waiting));
+	CHECK(track_degrade(&tr, b, 100, 200) == 6 && b->nr_runs == 0);
+	CHECK(tr.st.fallbacks == 1 && tr.st.pages_tracked == 1);
+	CHECK(track_degrade(&tr, b, 100, 200) == 0);
+	/* Due with the oldest page: written early, never late. */
+	CHECK(scan(51, false, 0) == 2);
+	return 0;
+}
+
+/* The table cannot take the tracker: no tracker, no leak. */
+static int t_insert_failure(void)
+{
+	fail_inserts = 1;
+	CHECK(track_get(&tr, &keys[0], NULL) == NULL && live_trackers == 0);
+	CHECK(track_get(&tr, &keys[0], NULL) != NULL && live_trackers == 1);
+	CHECK(tr.st.trackers == 1);
 	return 0;
 }
 
@@ -492,7 +689,7 @@ static int model_pass(struct model *m, struct aipu_tracker **ts,
 	int k;
 	pgoff_t i;
 
-	track_scan(&tr, now - age, false, 0);
+	scan(now - age, false, 0);
 	while ((r = track_take(&tr, 0, true))) {
 		pgoff_t s = r->kind == AIPU_WHOLE ? 0 : r->start;
 		pgoff_t e = r->kind == AIPU_WHOLE ? PAGES : r->end;
@@ -607,6 +804,11 @@ static const struct test tests[] = {
 	{ "kill_while_issuing", t_kill_while_issuing },
 	{ "pending_inherit", t_pending_inherit },
 	{ "oldest", t_oldest },
+	{ "kill_in_batches", t_kill_in_batches },
+	{ "runs_cap", t_runs_cap },
+	{ "insert_failure", t_insert_failure },
+	{ "absorb_bounded", t_absorb_bounded },
+	{ "degrade", t_degrade },
 	{ "model", t_model },
 };
 

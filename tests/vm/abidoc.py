@@ -13,7 +13,8 @@ failed:
     path exists;
   - each entry's "(RW)" or "(RO)" matches the file's owner-write bit;
   - the names in DIR/stat, in order, are the first column of the table in
-    the stat entry, and the other way round;
+    the stat entry, and the other way round; each line of DIR/devices is a
+    device name and the pairs of the devices entry's table, in order;
   - each histogram has the number of lines its entry states ("N lines"),
     each "low high count" and the last "low - count";
   - with --defaults (the module loaded without parameters), each knob's
@@ -181,6 +182,21 @@ def check(doc_path, root, defaults):
         want = mode_of(e)
         got = "RW" if os.stat(path).st_mode & stat.S_IWUSR else "RO"
         c.ok(want == got, f"{name}: documented {want}, file is {got}")
+
+    if "devices" in docs and os.path.isfile(os.path.join(root, "devices")):
+        with open(os.path.join(root, "devices")) as f:
+            rows = [line.split() for line in f.read().splitlines()]
+        doc = stat_names(docs["devices"])
+        bad = [
+            " ".join(r)
+            for r in rows
+            if len(r) % 2 != 1 or r[1::2] != doc or not all(v.isdigit() for v in r[2::2])
+        ]
+        c.ok(
+            not bad,
+            f"devices: each of its {len(rows)} lines is a name and the documented pairs, in order",
+            f"documented {doc}; lines not so: " + "; ".join(bad),
+        )
 
     if "stat" in docs and os.path.isfile(os.path.join(root, "stat")):
         with open(os.path.join(root, "stat")) as f:

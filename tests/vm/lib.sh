@@ -262,6 +262,8 @@ fs_make() {
 	ext4) mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 "$dev" >/dev/null || die "mkfs.ext4 $dev failed" ;;
 	ext2) mkfs.ext2 -F -q "$dev" >/dev/null || die "mkfs.ext2 $dev failed" ;;
 	xfs) mkfs.xfs -f -q "$dev" >/dev/null || die "mkfs.xfs $dev failed" ;;
+	vfat) mkfs.vfat "$dev" >/dev/null || die "mkfs.vfat $dev failed (dosfstools installed?)" ;;
+	exfat) mkfs.exfat "$dev" >/dev/null || die "mkfs.exfat $dev failed (exfatprogs installed?)" ;;
 	*) die "fs_make: unknown file system '$fs'" ;;
 	esac
 	mkdir -p "$mnt"

@@ -47,7 +47,7 @@ insmod_refused policy=
 
 # 2. Defaults.
 aipu_load
-for f in policy write_alloc stat burst_hist age_hist $KNOBS; do
+for f in policy write_alloc stat devices burst_hist age_hist $KNOBS; do
 	assert_ok "$S/$f exists" test -f "$S/$f"
 done
 for k in $KNOBS; do
@@ -163,7 +163,7 @@ assert_file_eq "$W" "[update] purge" "switching to kernel put write_alloc back t
 assert_write OK "$W" update "write_alloc: write 'update'"
 
 # 6. Read-only files.
-for f in stat burst_hist age_hist; do
+for f in stat devices burst_hist age_hist; do
 	r=$(write_errno "$S/$f" 1)
 	assert_ne OK "$r" "$f is read-only ($r)"
 done
@@ -171,7 +171,7 @@ cp "$S/stat" "$TEST_TMP/stat"
 for n in pages_dirtied meta_dirtied entries_scanned pages_written meta_written pages_clean \
 	pages_retried pages_tracked runs_tracked mappings_tracked oldest_age_ms flusher_runs \
 	fallbacks pages_deferred pages_late pages_staged pages_purged pages_not_purged \
-	pages_evicting kupdate_off handover_left_ms; do
+	pages_evicting kupdate_off handover_left_ms devices lock_hold_max_ns mem_bytes; do
 	assert_ok "stat has '$n <number>'" grep -qE "^$n [0-9]+\$" "$TEST_TMP/stat"
 done
 bad_lines=$(grep -cvE '^[a-z_]+ [0-9]+$' "$S/stat" || true)
@@ -182,6 +182,14 @@ assert_gt "$(wc -l <"$S/burst_hist")" 0 "burst_hist has lines"
 bad_lines=$(grep -cvE '^[0-9]+ ([0-9]+|-) [0-9]+$' "$S/age_hist" || true)
 assert_eq 0 "$bad_lines" "every age_hist line is 'low high|- count'"
 assert_eq 24 "$(wc -l <"$S/age_hist")" "age_hist has 24 buckets"
+# One devices line per backing device aipu has seen dirty data on.
+dd if=/dev/zero of="$(disk_get)" bs=4096 count=4 status=none
+sleep 0.2
+dev_id=$(disk_majmin "$(disk_get)")
+assert_ok "devices lists the test disk ($dev_id) once it has dirty data" grep -q "^$dev_id " "$S/devices"
+bad_lines=$(grep -cvE '^[0-9]+:[0-9]+( [a-z_]+ [0-9]+){6}$' "$S/devices" || true)
+assert_eq 0 "$bad_lines" "every devices line is 'major:minor' and six 'name number' pairs"
+assert_eq "$(wc -l <"$S/devices")" "$(aipu_stat devices)" "stat devices counts the lines of devices"
 
 # 7. Non-root: may read, may not write.
 as_nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups -- "$@"; }

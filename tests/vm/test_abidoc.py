@@ -31,6 +31,8 @@ class Tree:
             path = os.path.join(self.dir, name)
             if name == "stat":
                 body = "".join(f"{s} 0\n" for s in abidoc.stat_names(e))
+            elif name == "devices":
+                body = "254:0 " + " ".join(f"{k} 1" for k in abidoc.stat_names(e)) + "\n"
             elif name.endswith("_hist"):
                 n = abidoc.lines_of(e)
                 body = "".join(f"{i} {i} 0\n" for i in range(n - 1)) + f"{n - 1} - 0\n"
@@ -102,6 +104,14 @@ class TestAbidoc(unittest.TestCase):
 
         c, out = run(read_doc(), drop)
         self.assertIn("documented but not in stat: pages_late", out)
+
+    def test_device_line_with_an_undocumented_pair_fails(self):
+        def add(d):
+            with open(os.path.join(d, "devices"), "a") as f:
+                f.write("8:0 pages_tracked 1 new_pair 2\n")
+
+        c, out = run(read_doc(), add)
+        self.assertIn("FAIL: devices:", out)
 
     def test_wrong_mode_fails(self):
         c, out = run(read_doc(), lambda d: os.chmod(os.path.join(d, "max_batch"), 0o444))

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aipu: the backing devices aipu tracks, one queue each.
+ *
+ * Linux writes back per device (one bdi_writeback per backing device, see
+ * fs/fs-writeback.c) so that a device that stalls holds up only its own
+ * pages.  aipu does the same: every backing device gets a struct aipu_dev
+ * with its own lock, its own age-ordered queue and its own flusher work
+ * (src/flusher.c).  A device is made the first time a page of it is dirtied,
+ * in probe context, and lives until rmmod; it holds a reference on its
+ * backing_dev_info so that the pointer that finds it cannot be reused by
+ * another device.
+ */
+#include <linux/backing-dev.h>
+#include <linux/rculist.h>
+#include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "aipu.h"
+
+/* A bound on what a storm of short-lived devices (loop, nbd) can cost. */
+#define AIPU_DEVS_MAX 1024
+
+static LIST_HEAD(devs);			/* RCU; added to, never removed from */
+static DEFINE_SPINLOCK(devs_lock);	/* adding to @devs */
+static unsigned int nr_devs;
+
+static struct aipu_dev *dev_find(struct backing_dev_info *bdi)
+{
+	struct aipu_dev *d;
+
+	list_for_each_entry_rcu(d, &devs, node)
+		if (d->bdi == bdi)
+			return d;
+	return NULL;
+}
+
+static struct aipu_dev *dev_new(struct backing_dev_info *bdi)
+{
+	struct aipu_dev *d = kzalloc(sizeof(*d), GFP_NOWAIT | __GFP_NOWARN);
+
+	if (!d)
+		return NULL;
+	d->bdi = bdi;
+	strscpy(d->name, bdi_dev_name(bdi), sizeof(d->name));
+	spin_lock_init(&d->lock);
+	track_init(&d->tr);
+	init_waitqueue_head(&d->wait);
+	INIT_LIST_HEAD(&d->purges);
+	d->created = jiffies;
+	return d;
+}
+
+/*
+ * The device of @bdi, made if need be.  Any context, RCU read lock held;
+ * NULL when memory or AIPU_DEVS_MAX says no.
+ */
+struct aipu_dev *aipu_dev_get(struct backing_dev_info *bdi)
+{
+	struct aipu_dev *d = dev_find(bdi), *made;
+	unsigned long flags;
+
+	if (d)
+		return d;
+	made = dev_new(bdi);
+	if (!made)
+		return NULL;
+	spin_lock_irqsave(&devs_lock, flags);
+	d = dev_find(bdi);
+	if (!d && nr_devs < AIPU_DEVS_MAX) {
+		bdi_get(bdi);
+		list_add_tail_rcu(&made->node, &devs);
+		nr_devs++;
+		d = made;
+		made = NULL;
+	}
+	spin_unlock_irqrestore(&devs_lock, flags);
+	kfree(made);
+	return d;
+}
+
+/*
+ * The device's lock, interrupts off (the probes run under the mapping's
+ * i_pages lock).  Every hold is timed: stat's lock_hold_max_ns is the
+ * longest, the figure that must not grow with the backlog.
+ */
+unsigned long aipu_dev_lock(struct aipu_dev *d)
+	__acquires(&d->lock)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&d->lock, flags);
+	d->locked_at = local_clock();
+	return flags;
+}
+
+void aipu_dev_unlock(struct aipu_dev *d, unsigned long flags)
+	__releases(&d->lock)
+{
+	u64 held = local_clock() - d->locked_at;
+
+	if (held > d->tr.st.lock_hold_max_ns)
+		d->tr.st.lock_hold_max_ns = held;
+	spin_unlock_irqrestore(&d->lock, flags);
+}
+
+/* Next device after @d (the first if NULL); RCU read lock or process context. */
+struct aipu_dev *aipu_dev_next(struct aipu_dev *d)
+{
+	struct list_head *n = d ? READ_ONCE(d->node.next) : READ_ONCE(devs.next);
+
+	return n == &devs ? NULL : list_entry(n, struct aipu_dev, node);
+}
+
+/* rmmod: every probe detached and every flusher stopped; queues are empty. */
+void aipu_dev_exit(void)
+{
+	struct aipu_dev *d, *tmp;
+
+	list_for_each_entry_safe(d, tmp, &devs, node) {
+		list_del(&d->node);
+		bdi_put(d->bdi);
+		kfree(d);
+	}
+	nr_devs = 0;
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Memory pressure: aipu's shrinker gives its runs back and bounds the files
+# as wholes instead (early, never late).
+#
+# NPAGES random pages of the raw test disk are dirtied (one run each), then
+# `echo 2 > drop_caches` asks every slab shrinker to free what it can. aipu's
+# runs must go (runs_tracked, mem_bytes), counted in fallbacks, and every
+# page must still reach the disk within max_age + period of the marker
+# (max_age 3 s, period 1 s; early is allowed: the whole-file run takes the
+# device's oldest time), every sector of them written.
+set -euo pipefail
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+aipu_require_ko
+aipu_loaded && die "aipu is already loaded"
+
+NPAGES=2000
+tol=$(jiffy_s)
+dev=$(disk_get)
+disk_prepare "$dev"
+
+sync
+aipu_load policy=aipu max_age_ms=3000 period_ms=1000 handover_ms=0
+trace=$TEST_TMP/shrink.txt
+blktrace_start "$dev" shrink
+out=$(dirty_pages "$dev" --first-page 4096 --count "$NPAGES" --stride 2 \
+	--marker "$dev:0" --end-marker "$dev:4096" --max-ms 3000) || die "dirty.py failed: $out"
+log "$out"
+runs0=$(aipu_stat runs_tracked)
+mem0=$(aipu_stat mem_bytes)
+fb0=$(aipu_stat fallbacks)
+assert_ge "$runs0" $((NPAGES * 9 / 10)) "$NPAGES random pages are tracked as runs before the pressure ($runs0)"
+echo 2 >/proc/sys/vm/drop_caches
+runs1=$(aipu_stat runs_tracked)
+mem1=$(aipu_stat mem_bytes)
+log "runs $runs0 -> $runs1, mem_bytes $mem0 -> $mem1, fallbacks $fb0 -> $(aipu_stat fallbacks)"
+assert_le "$runs1" $((NPAGES / 10)) "drop_caches (slab shrinkers) took aipu's runs back"
+assert_lt "$mem1" "$mem0" "mem_bytes went down"
+assert_gt "$(aipu_stat fallbacks)" "$fb0" "the files bounded as wholes count in fallbacks"
+sleep 6
+blktrace_stop "$trace"
+aipu_dump
+rc=0
+why=$(blkevents window --trace "$trace" --marker-sector 0 --end-marker-sector 8 \
+	--sectors "$(page_ranges 4096 "$NPAGES" 2)" --lo 0 --hi 4.5 --tolerance "$tol") || rc=$?
+if [ "$rc" -eq 0 ]; then
+	pass "every page written within max_age + period, none lost track of: $why"
+else
+	fail "after the shrinker: $why"
+fi
+assert_eq 0 "$(aipu_stat pages_late)" "no page late"
+aipu_unload

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# One slow device must not break the bound on another (per-device flushing).
+#
+# The slow device is a null_blk made through configfs that serves one
+# request at a time, each in 50 ms (20 IOPS, queue depth 1): a flusher that
+# issues its backlog blocks in the block layer for every request. It gets
+# SLOW_PAGES random pages (30 s of work), dirtied first. Once those are due
+# and being issued, FAST_PAGES random pages are dirtied on the fast device
+# (the test disk) between two O_DIRECT markers; with max_age 3 s and period
+# 1 s each must reach the fast device within [t0+3, t0+4.5] s (blktrace),
+# while the slow device still holds dirty pages older than the bound
+# (/sys/kernel/aipu/devices), so the check is made while the stall is real.
+# One flusher for every device would reach the fast pages only after the
+# slow backlog, about 30 s late.
+set -euo pipefail
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+aipu_require_ko
+aipu_loaded && die "aipu is already loaded"
+
+LO=3.0
+HI=4.5
+SLOW_PAGES=600
+SLOW_MS=50
+FAST_PAGES=200
+tol=$(jiffy_s)
+cfs=/sys/kernel/config
+slowcfg=$cfs/nullb/aipu_slow
+
+fast=$(disk_get)
+disk_prepare "$fast"
+
+# The slow null_blk: memory backed, timer completion, one tag.
+slow_remove() {
+	[ -d "$slowcfg" ] || return 0
+	echo 0 >"$slowcfg/power" 2>/dev/null || true
+	rmdir "$slowcfg" 2>/dev/null || true
+}
+modprobe configfs 2>/dev/null || true
+mountpoint -q "$cfs" || mount -t configfs none "$cfs" || die "cannot mount configfs on $cfs"
+[ -d "$cfs/nullb" ] || die "null_blk has no configfs directory ($cfs/nullb): is null_blk loaded?"
+mkdir "$slowcfg" || die "cannot make the null_blk device $slowcfg"
+on_exit slow_remove
+echo 256 >"$slowcfg/size"
+echo 1 >"$slowcfg/memory_backed"
+echo 2 >"$slowcfg/irqmode"
+echo $((SLOW_MS * 1000000)) >"$slowcfg/completion_nsec"
+echo 1 >"$slowcfg/hw_queue_depth"
+echo 1 >"$slowcfg/submit_queues"
+echo 1 >"$slowcfg/power" || die "cannot power on $slowcfg"
+# Named after the configfs directory (6.1 and later), else nullb<index>.
+for _ in $(seq 50); do
+	for slow in /dev/aipu_slow "/dev/nullb$(cat "$slowcfg/index")"; do
+		[ -b "$slow" ] && break 2
+	done
+	sleep 0.1
+done
+[ -b "$slow" ] || die "the slow null_blk's device node did not appear (tried /dev/aipu_slow, /dev/nullb$(cat "$slowcfg/index"))"
+disk_prepare "$slow"
+slow_id=$(disk_majmin "$slow")
+fast_id=$(disk_majmin "$fast")
+log "slow device $slow ($slow_id): ${SLOW_MS} ms a request, depth 1; fast device $fast ($fast_id)"
+
+# dev_field ID FIELD: a field of ID's line in /sys/kernel/aipu/devices.
+dev_field() {
+	awk -v d="$1" -v f="$2" '$1 == d { for (i = 2; i < NF; i += 2) if ($i == f) print $(i + 1) }' \
+		"$AIPU_SYSFS/devices"
+}
+
+sync
+aipu_load policy=aipu max_age_ms=3000 period_ms=1000 handover_ms=0
+
+out=$(dirty_pages "$slow" --first-page 0 --count "$SLOW_PAGES" --stride 2 --max-ms 2000) ||
+	die "dirty.py on $slow failed: $out"
+log "slow: $out"
+# Due at 3 s; by 4.5 s its flusher is blocked issuing them, 20 a second.
+sleep 4.5
+written=$(dev_field "$slow_id" pages_written)
+log "slow device 4.5 s after its dirtying: $(grep "^$slow_id " "$AIPU_SYSFS/devices")"
+assert_gt "${written:-0}" 0 "the slow device's backlog is being written when the fast device's pages are dirtied"
+
+trace=$TEST_TMP/fast.txt
+blktrace_start "$fast" fast
+out=$(dirty_pages "$fast" --first-page 2048 --count "$FAST_PAGES" --stride 2 \
+	--marker "$fast:0" --end-marker "$fast:4096" --max-ms 2000) || die "dirty.py on $fast failed: $out"
+log "fast: $out"
+sleep 6
+blktrace_stop "$trace"
+aipu_dump
+sed 's/^/# devices: /' "$AIPU_SYSFS/devices"
+
+rc=0
+why=$(blkevents window --trace "$trace" --marker-sector 0 --end-marker-sector 8 \
+	--sectors "$(page_ranges 2048 "$FAST_PAGES" 2)" --lo "$LO" --hi "$HI" --tolerance "$tol") || rc=$?
+if [ "$rc" -eq 0 ]; then
+	pass "fast device, $FAST_PAGES pages, while the slow one is stalled: $why"
+else
+	fail "fast device, $FAST_PAGES pages, while the slow one is stalled: $why"
+fi
+
+# The stall was real: the slow device still holds pages past its bound.
+tracked=$(dev_field "$slow_id" pages_tracked)
+oldest=$(dev_field "$slow_id" oldest_age_ms)
+assert_gt "${tracked:-0}" 0 "the slow device still has dirty pages tracked after the fast device's window"
+assert_ge "${oldest:-0}" 8000 "the slow device's oldest page is older than its bound (stalled, not idle)"
+assert_eq 0 "$(dev_field "$fast_id" pages_late)" "no page of the fast device was late"
+
+# Drain the slow device before rmmod (its flusher's pass must end).
+log "draining the slow device: $(dev_field "$slow_id" pages_tracked) pages"
+sync
+aipu_unload
