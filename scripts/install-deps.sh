@@ -19,6 +19,7 @@ want_version=6
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_version" ] &&
 	command -v vng >/dev/null && command -v ruff >/dev/null && command -v nbdkit >/dev/null &&
 	command -v dkms >/dev/null && command -v bpftrace >/dev/null && command -v trace-cmd >/dev/null &&
+	command -v perf >/dev/null &&
 	ls /lib/modules/*/build >/dev/null 2>&1; then
 	echo "install-deps: already installed ($stamp)"
 	exit 0
@@ -39,7 +40,7 @@ apt-get install -y -qq --no-install-recommends \
 	qemu-system-x86 qemu-utils nbdkit \
 	fio blktrace e2fsprogs xfsprogs dosfstools exfatprogs util-linux procps \
 	busybox-static sparse shellcheck \
-	dkms bpftrace trace-cmd xz-utils debian-archive-keyring \
+	dkms bpftrace trace-cmd linux-perf xz-utils debian-archive-keyring \
 	python3-numpy python3-matplotlib \
 	udev iproute2 file >/dev/null
 

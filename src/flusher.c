@@ -28,6 +28,7 @@
 
 #include "aipu.h"
 #include "aipu_compat.h"
+#include "aipu_trace.h"
 
 /* Due runs moved to the pending list per hold of the device's lock. */
 #define AIPU_SCAN_BATCH 64
@@ -134,6 +135,7 @@ static void issue_pages(struct aipu_dev *d, struct aipu_run *r, bool write,
 
 	if (write) {
 		o->written = aipu_write_range(m, start, end);
+		aipu_trace_issue(d, r, m, start, end, o->written);
 		if (o->written && READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
 			aipu_purge_add(d, r->t, start, end);
 	}
@@ -302,13 +304,18 @@ static void scan(struct aipu_dev *d)
 
 static void flusher_pass(struct aipu_dev *d)
 {
+	struct aipu_pass_trace pt;
 	unsigned long flags, written;
 
+	aipu_trace_pass_begin(d, &pt);
 	aipu_mem_refill();
 	aipu_purge_run(d);
+	aipu_trace_scan_begin(&pt);
 	scan(d);
+	aipu_trace_scan_end(&pt);
 	written = issue_pending(d);
 	flags = aipu_dev_lock(d);
+	aipu_trace_pass_end(d, &pt, written);
 	track_end_pass(&d->tr, written);
 	aipu_dev_unlock(d, flags);
 }
