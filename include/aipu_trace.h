@@ -91,7 +91,8 @@ TRACE_DEFINE_ENUM(AIPU_FB_SHRINK);
 
 /*
  * One flusher pass of device @dev: @due pages phase 1 moved to the pending
- * list (aged, or staged), @issued pages written, @scanned entries phase 1
+ * list (aged, or staged; a whole-file or metadata entry counts one),
+ * @issued pages written, @scanned entries phase 1
  * looked at, @retried pages still dirty after their issue (kept for the
  * next pass); @pass_ns the whole pass, @lock_ns phase 1, the part that
  * works under the device's lock (taken a batch at a time).
