@@ -101,3 +101,10 @@ dkms:
 debugtest:
 	scripts/debugtest.sh $(if $(filter command line environment,$(origin STRESS_SECONDS)),--stress-seconds $(STRESS_SECONDS)) \
 		$(if $(FAILSLAB),--failslab $(FAILSLAB)) $(TESTS)
+
+# The user-space scale benchmark of src/track.c on the host's CPU
+# (bench/scale/README.md): bench/results/<date>-host-scale/, about 6 min;
+# QUICK=1: sizes up to 100,000, seconds.
+.PHONY: bench-scale
+bench-scale:
+	bench/scale/run.sh $(if $(QUICK),--quick)

@@ -9,7 +9,7 @@
  *   mapping.c  finding a mapping's tracker, its lifetime, pinning it
  *   mem.c      slab caches and the reserve the probes fall back on
  *   shrink.c   memory pressure: files fall back to whole-file runs
- *   flusher.c  per-device flusher work: phase 1 scan, phase 2 issue
+ *   flusher.c  per-device flusher threads: phase 1 scan, phase 2 issue
  *   policy.c   kernel / aipu / pu / stage, and Linux's periodic writeback
  *   purge.c    write purge: drop pages aipu wrote once they are clean
  *   knobs.c    tunables, mirrored as module parameters
@@ -49,10 +49,10 @@ struct aipu_dev {
 	unsigned long created;		/* jiffies */
 
 	/* flusher.c */
-	struct delayed_work work;
-	wait_queue_head_t wait;		/* a paced pass waiting for a run */
-	unsigned long next_tick;
-	bool started, sleeping, kicked;
+	struct task_struct *task;	/* its flusher thread, once started */
+	bool started, sleeping;
+	bool dead;			/* being reaped: add nothing (lock) */
+	unsigned int idle_ticks;	/* periods with nothing tracked */
 	struct task_struct *inheritor;	/* writing metadata: see hook.c */
 	unsigned long inherit_time;
 
@@ -74,6 +74,8 @@ struct aipu_dev *aipu_dev_next(struct aipu_dev *d);
 unsigned long aipu_dev_lock(struct aipu_dev *d) __acquires(&d->lock);
 void aipu_dev_unlock(struct aipu_dev *d, unsigned long flags)
 	__releases(&d->lock);
+void aipu_dev_unlist(struct aipu_dev *d);
+void aipu_dev_free(struct aipu_dev *d);
 void aipu_dev_exit(void);
 
 /* mapping.c: a tracker as the kernel allocates it. */
@@ -165,6 +167,7 @@ void aipu_flusher_stop(void);
 void aipu_flusher_kick(void);
 void aipu_flusher_poke(struct aipu_dev *d);
 bool aipu_flusher_inherits(struct aipu_dev *d, unsigned long *time);
+pid_t aipu_flusher_pid(struct aipu_dev *d);
 
 /* hook.c */
 int aipu_hook_init(void);

@@ -5,11 +5,12 @@
  * Linux writes back per device (one bdi_writeback per backing device, see
  * fs/fs-writeback.c) so that a device that stalls holds up only its own
  * pages.  aipu does the same: every backing device gets a struct aipu_dev
- * with its own lock, its own age-ordered queue and its own flusher work
+ * with its own lock, its own age-ordered queue and its own flusher thread
  * (src/flusher.c).  A device is made the first time a page of it is dirtied,
- * in probe context, and lives until rmmod; it holds a reference on its
+ * in probe context, and lives until it has tracked nothing for a while (the
+ * flusher's tick reaps it) or rmmod; it holds a reference on its
  * backing_dev_info so that the pointer that finds it cannot be reused by
- * another device.
+ * another device.  The list of devices is read under RCU.
  */
 #include <linux/backing-dev.h>
 #include <linux/rculist.h>
@@ -22,8 +23,8 @@
 /* A bound on what a storm of short-lived devices (loop, nbd) can cost. */
 #define AIPU_DEVS_MAX 1024
 
-static LIST_HEAD(devs);			/* RCU; added to, never removed from */
-static DEFINE_SPINLOCK(devs_lock);	/* adding to @devs */
+static LIST_HEAD(devs);			/* RCU */
+static DEFINE_SPINLOCK(devs_lock);	/* changing @devs */
 static unsigned int nr_devs;
 
 static struct aipu_dev *dev_find(struct backing_dev_info *bdi)
@@ -46,7 +47,6 @@ static struct aipu_dev *dev_new(struct backing_dev_info *bdi)
 	strscpy(d->name, bdi_dev_name(bdi), sizeof(d->name));
 	spin_lock_init(&d->lock);
 	track_init(&d->tr);
-	init_waitqueue_head(&d->wait);
 	INIT_LIST_HEAD(&d->purges);
 	d->created = jiffies;
 	return d;
@@ -105,12 +105,33 @@ void aipu_dev_unlock(struct aipu_dev *d, unsigned long flags)
 	spin_unlock_irqrestore(&d->lock, flags);
 }
 
-/* Next device after @d (the first if NULL); RCU read lock or process context. */
+/*
+ * Next device after @d (the first if NULL).  RCU read lock held, or no
+ * reaping possible (module exit, after the flusher stopped).
+ */
 struct aipu_dev *aipu_dev_next(struct aipu_dev *d)
 {
 	struct list_head *n = d ? READ_ONCE(d->node.next) : READ_ONCE(devs.next);
 
 	return n == &devs ? NULL : list_entry(n, struct aipu_dev, node);
+}
+
+/* Take dead @d off the list; readers may still see it until a grace period. */
+void aipu_dev_unlist(struct aipu_dev *d)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&devs_lock, flags);
+	list_del_rcu(&d->node);
+	nr_devs--;
+	spin_unlock_irqrestore(&devs_lock, flags);
+}
+
+/* @d is unlisted, unseen and its work cancelled; its queue is empty. */
+void aipu_dev_free(struct aipu_dev *d)
+{
+	bdi_put(d->bdi);
+	kfree(d);
 }
 
 /* rmmod: every probe detached and every flusher stopped; queues are empty. */
@@ -120,8 +141,7 @@ void aipu_dev_exit(void)
 
 	list_for_each_entry_safe(d, tmp, &devs, node) {
 		list_del(&d->node);
-		bdi_put(d->bdi);
-		kfree(d);
+		aipu_dev_free(d);
 	}
 	nr_devs = 0;
 }

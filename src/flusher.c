@@ -3,26 +3,28 @@
  * aipu: the pending queue and the flusher (Mogul's bflush_smooth()), one
  * per backing device.
  *
- * Once a period each device's flusher work runs two phases.  Phase 1, under
+ * Once a period each device's flusher thread runs two phases.  Phase 1, under
  * the device's lock and without blocking, moves the runs the policy says are
  * due from the head of the age list onto the pending list, a batch at a time
  * with the lock dropped in between.  Phase 2 takes them off the pending list
  * oldest first and starts asynchronous writeback (WB_SYNC_NONE) of each
  * run's pages; this may block in the block layer, and then only this
- * device's work waits: the works run on an unbound workqueue, as Linux's
- * own per-device writeback does.  Pages that stay dirty (locked, already
- * under writeback) keep their time and are retried next period; pages found
- * clean are dropped.
+ * device's thread waits, as with Linux's own per-device writeback.  Pages
+ * that stay dirty (locked, already under writeback) keep their time and are
+ * retried next period; pages found clean are dropped.
  *
  * A tick work, once a period, does what is not per device: Linux's periodic
- * writeback on or off, the probes' memory reserve, and starting the work of
- * devices the probes made since.
+ * writeback on or off, the probes' memory reserve, a thread for each device
+ * the probes made since, and freeing the queue of a device long idle.
  */
 #include <linux/blkdev.h>
+#include <linux/freezer.h>
 #include <linux/fs.h>
+#include <linux/kthread.h>
+#include <linux/pid.h>
 #include <linux/pagemap.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
-#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/writeback.h>
 
@@ -32,8 +34,9 @@
 
 /* Due runs moved to the pending list per hold of the device's lock. */
 #define AIPU_SCAN_BATCH 64
+/* Periods a device must track nothing before its queue is freed. */
+#define AIPU_DEV_IDLE_TICKS 30
 
-static struct workqueue_struct *wq;
 static struct delayed_work tick_work;
 static bool stopping;
 
@@ -239,12 +242,14 @@ static long due_left(struct aipu_dev *d)
 	return time_before(jiffies, due) ? due - jiffies : 0;
 }
 
-/* A paced pass waits for its next run, or for a kick or rmmod. */
-static void wait_due(struct aipu_dev *d, long left)
+/* A paced pass waits for its next run, or for a kick or kthread_stop(). */
+static void wait_due(long left)
 {
-	wait_event_timeout(d->wait, READ_ONCE(stopping) ||
-			   READ_ONCE(d->kicked), left);
-	WRITE_ONCE(d->kicked, false);
+	set_current_state(TASK_INTERRUPTIBLE);
+	if (!kthread_should_stop())
+		schedule_timeout(left);
+	__set_current_state(TASK_RUNNING);
+	try_to_freeze();
 }
 
 /*
@@ -260,7 +265,7 @@ static unsigned long issue_pending(struct aipu_dev *d)
 	long left;
 
 	blk_start_plug(&plug);
-	while (!READ_ONCE(stopping)) {
+	while (!kthread_should_stop()) {
 		aged = READ_ONCE(aipu_policy) == AIPU_POLICY_AIPU;
 		left = aged ? due_left(d) : 0;
 		/* Not due this period (max_age_ms was raised): next pass. */
@@ -268,7 +273,7 @@ static unsigned long issue_pending(struct aipu_dev *d)
 		    left > msecs_to_jiffies(READ_ONCE(aipu_period_ms)))
 			break;
 		if (left) {
-			wait_due(d, left);
+			wait_due(left);
 			continue;
 		}
 		cutoff = jiffies - msecs_to_jiffies(READ_ONCE(aipu_max_age_ms));
@@ -299,7 +304,7 @@ static void scan(struct aipu_dev *d)
 		done = aipu_policy_scan(d, AIPU_SCAN_BATCH);
 		aipu_dev_unlock(d, flags);
 		cond_resched();
-	} while (!done && !READ_ONCE(stopping));
+	} while (!done && !kthread_should_stop());
 }
 
 static void flusher_pass(struct aipu_dev *d)
@@ -323,51 +328,108 @@ static void flusher_pass(struct aipu_dev *d)
 /*
  * The 1-second wheel: each device's passes fall on a fixed grid, not a
  * period after the last pass; a pass that overran a tick is followed by one
- * at once, and staging may ask for an earlier one.
+ * at once, and staging may ask for an earlier one.  One thread a device,
+ * all named "aipu" (blktrace and ps show who wrote; `devices` gives each
+ * device's pid): a thread blocked on its device's full queue holds up no
+ * other device.
  */
-static void arm(struct aipu_dev *d)
+static int flusher_fn(void *data)
 {
-	unsigned long now = jiffies;
+	struct aipu_dev *d = data;
+	unsigned long next = jiffies + msecs_to_jiffies(aipu_period_ms);
+	long timeout;
 
-	if (!time_before(now, d->next_tick)) {
-		d->next_tick += msecs_to_jiffies(READ_ONCE(aipu_period_ms));
-		if (!time_before(now, d->next_tick))
-			d->next_tick = now;
+	set_freezable();
+	while (!kthread_should_stop()) {
+		if (!time_before(jiffies, next)) {
+			next += msecs_to_jiffies(READ_ONCE(aipu_period_ms));
+			if (!time_before(jiffies, next))
+				next = jiffies;
+		}
+		timeout = aipu_policy_timeout(d, jiffies, next);
+		if (timeout) {
+			/* Sleeping is announced after the state: no lost poke. */
+			set_current_state(TASK_INTERRUPTIBLE);
+			WRITE_ONCE(d->sleeping, true);
+			if (!kthread_should_stop())
+				schedule_timeout(timeout);
+			__set_current_state(TASK_RUNNING);
+			WRITE_ONCE(d->sleeping, false);
+		}
+		try_to_freeze();
+		if (kthread_should_stop())
+			break;
+		flusher_pass(d);
+		cond_resched();
 	}
-	/* Announced before queueing: a poke in between is not lost. */
-	WRITE_ONCE(d->sleeping, true);
-	if (!READ_ONCE(stopping))
-		queue_delayed_work(wq, &d->work,
-				   aipu_policy_timeout(d, now, d->next_tick));
+	return 0;
 }
 
-static void flusher_work(struct work_struct *w)
-{
-	struct aipu_dev *d = container_of(to_delayed_work(w), struct aipu_dev,
-					  work);
-
-	WRITE_ONCE(d->sleeping, false);
-	WRITE_ONCE(d->kicked, false);
-	if (READ_ONCE(stopping))
-		return;
-	flusher_pass(d);
-	arm(d);
-}
-
-static void dev_start(struct aipu_dev *d)
-{
-	INIT_DELAYED_WORK(&d->work, flusher_work);
-	d->next_tick = jiffies + msecs_to_jiffies(READ_ONCE(aipu_period_ms));
-	/* The work is initialized before anyone sees started: see started(). */
-	smp_store_release(&d->started, true);
-	arm(d);
-}
-
-/* Whether @d's work may be queued. */
+/* Whether @d has a thread to wake. */
 static bool started(struct aipu_dev *d)
 {
-	/* Pairs with dev_start()'s release: the work is initialized. */
+	/* Pairs with dev_start()'s release: the thread exists. */
 	return smp_load_acquire(&d->started);
+}
+
+/* The pid of @d's flusher thread, 0 if it has none yet. */
+pid_t aipu_flusher_pid(struct aipu_dev *d)
+{
+	return started(d) ? task_pid_nr(d->task) : 0;
+}
+
+/* Process context: the tick gives a device the probes made its thread. */
+static void dev_start(struct aipu_dev *d)
+{
+	struct task_struct *t = kthread_run(flusher_fn, d, AIPU_NAME);
+
+	if (IS_ERR(t))
+		return;		/* no memory: the next tick tries again */
+	d->task = t;
+	/* d->task is set before anyone sees started: see started(). */
+	smp_store_release(&d->started, true);
+}
+
+/*
+ * A device that has tracked nothing for AIPU_DEV_IDLE_TICKS periods (a loop
+ * device long detached, a disk whose file systems are unmounted) is marked
+ * dead under its lock, so no probe adds to it; one a tick.
+ */
+static struct aipu_dev *find_idle(void)
+{
+	struct aipu_dev *d, *idle = NULL;
+	unsigned long flags;
+
+	rcu_read_lock();
+	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
+		if (!started(d) || d->dead)
+			continue;
+		flags = aipu_dev_lock(d);
+		if (list_empty(&d->tr.trackers) && track_idle(&d->tr))
+			d->idle_ticks++;
+		else
+			d->idle_ticks = 0;
+		if (!idle && d->idle_ticks >= AIPU_DEV_IDLE_TICKS) {
+			d->dead = true;
+			idle = d;
+		}
+		aipu_dev_unlock(d, flags);
+	}
+	rcu_read_unlock();
+	return idle;
+}
+
+/*
+ * Free a dead device's queue: once no RCU reader can see it, no probe, kick
+ * or poke can wake its thread, and then the thread can be stopped.
+ */
+static void reap(struct aipu_dev *d)
+{
+	aipu_dev_unlist(d);
+	synchronize_rcu();
+	kthread_stop(d->task);
+	aipu_purge_exit(d);
+	aipu_dev_free(d);
 }
 
 /* What is not per device, once a period. */
@@ -377,27 +439,22 @@ static void tick_fn(struct work_struct *w)
 
 	aipu_mem_refill();
 	aipu_kupdate_update();
+	/* Only the tick adds threads or removes devices: no RCU needed. */
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d))
 		if (!d->started && !READ_ONCE(stopping))
 			dev_start(d);
+	d = READ_ONCE(stopping) ? NULL : find_idle();
+	if (d)
+		reap(d);
 	if (!READ_ONCE(stopping))
-		queue_delayed_work(wq, &tick_work,
+		queue_delayed_work(system_unbound_wq, &tick_work,
 				   msecs_to_jiffies(READ_ONCE(aipu_period_ms)));
 }
 
 int aipu_flusher_start(void)
 {
-	/*
-	 * Unbound: a work blocked on its device's full queue holds up no
-	 * other device's.  Freezable, like Linux's writeback, and with a
-	 * rescuer, as writeback must progress when memory is short.
-	 */
-	wq = alloc_workqueue(AIPU_NAME, WQ_UNBOUND | WQ_FREEZABLE |
-			     WQ_MEM_RECLAIM, 0);
-	if (!wq)
-		return -ENOMEM;
 	INIT_DELAYED_WORK(&tick_work, tick_fn);
-	queue_delayed_work(wq, &tick_work, 0);
+	queue_delayed_work(system_unbound_wq, &tick_work, 0);
 	return 0;
 }
 
@@ -406,18 +463,11 @@ void aipu_flusher_stop(void)
 {
 	struct aipu_dev *d;
 
-	if (!wq)
-		return;
 	WRITE_ONCE(stopping, true);
 	cancel_delayed_work_sync(&tick_work);
-	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
-		if (!started(d))
-			continue;
-		wake_up(&d->wait);
-		cancel_delayed_work_sync(&d->work);
-	}
-	destroy_workqueue(wq);
-	wq = NULL;
+	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d))
+		if (started(d))
+			kthread_stop(d->task);
 }
 
 /* A knob or the policy changed: start a new period now, on every device. */
@@ -425,32 +475,30 @@ void aipu_flusher_kick(void)
 {
 	struct aipu_dev *d;
 
-	if (!wq || READ_ONCE(stopping))
+	if (READ_ONCE(stopping))
 		return;
-	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
-		if (!started(d))
-			continue;
-		WRITE_ONCE(d->kicked, true);
-		wake_up(&d->wait);
-		mod_delayed_work(wq, &d->work, 0);
-	}
-	mod_delayed_work(wq, &tick_work, 0);
+	rcu_read_lock();
+	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d))
+		if (started(d) && !READ_ONCE(d->dead))
+			wake_up_process(d->task);
+	rcu_read_unlock();
+	mod_delayed_work(system_unbound_wq, &tick_work, 0);
 }
 
 /*
- * Probe context (any lock, interrupts off): run a sleeping device's pass
- * now, once.  The workqueue's timer and pool locks are irq-safe and nest
- * inside any other; a device whose work has not started yet is started by
- * the tick, which is run now instead.
+ * Probe context (any lock, interrupts off, RCU read lock held: see reap()):
+ * wake a sleeping device's thread once.  Only the scheduler's own locks are
+ * taken, which nest inside any other; a device without a thread yet gets
+ * one from the tick, which is run now instead.
  */
 void aipu_flusher_poke(struct aipu_dev *d)
 {
-	if (!wq || READ_ONCE(stopping))
+	if (READ_ONCE(stopping) || READ_ONCE(d->dead))
 		return;
 	if (!started(d)) {
-		mod_delayed_work(wq, &tick_work, 0);
+		mod_delayed_work(system_unbound_wq, &tick_work, 0);
 		return;
 	}
 	if (READ_ONCE(d->sleeping) && xchg(&d->sleeping, false))
-		mod_delayed_work(wq, &d->work, 0);
+		wake_up_process(d->task);
 }

@@ -94,9 +94,9 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 		aipu_policy_untracked();
 	}
 	aipu_dev_unlock(d, flags);
-	rcu_read_unlock();
 	if (aipu_policy_wants_poke())
 		aipu_flusher_poke(d);
+	rcu_read_unlock();
 }
 
 static void probe_inode_dirty(void *data, struct inode *inode, int flags)

@@ -106,6 +106,8 @@ struct aipu_tracker *aipu_mapping_tracker(struct aipu_dev *d,
 					  bool *gone)
 {
 	*gone = false;
+	if (d->dead)
+		return NULL;	/* being reaped: a fallback, counted */
 	if (hint && hint->hashed)
 		return hint;	/* the fast path: one lookup, one lock */
 	*gone = evicting(mapping->host);

@@ -12,6 +12,7 @@
  * rest; the device's lock is held for at most a batch of runs.
  */
 #include <linux/jiffies.h>
+#include <linux/rcupdate.h>
 #include <linux/shrinker.h>
 
 #include "aipu.h"
@@ -29,8 +30,10 @@ static unsigned long count_runs(struct shrinker *s, struct shrink_control *sc)
 	unsigned long n = 0;
 	struct aipu_dev *d;
 
+	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d))
 		n += READ_ONCE(d->tr.st.runs_tracked);
+	rcu_read_unlock();
 	return n ? n : SHRINK_EMPTY;
 }
 
@@ -67,9 +70,11 @@ static unsigned long scan_runs(struct shrinker *s, struct shrink_control *sc)
 	unsigned long freed = 0;
 	struct aipu_dev *d;
 
+	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d && freed < sc->nr_to_scan;
 	     d = aipu_dev_next(d))
 		freed += shrink_dev(d, sc->nr_to_scan - freed);
+	rcu_read_unlock();
 	return freed ? freed : SHRINK_STOP;
 }
 

@@ -18,6 +18,7 @@
 
 #include <linux/jiffies.h>
 #include <linux/kobject.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
@@ -93,12 +94,14 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 	unsigned int devs = 0;
 	int n = 0;
 
+	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
 		dev_snapshot(d, &one, &o);
 		stats_add(&s, &one);
 		oldest = max(oldest, o);
 		devs++;
 	}
+	rcu_read_unlock();
 	aipu_hook_stats(&s);
 
 #define EMIT(name, val) (n += sysfs_emit_at(buf, n, name " %llu\n", \
@@ -133,7 +136,7 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 /*
  * One line a backing device: its name (major:minor, as /sys/class/bdi), then
- * what stat says of it alone.
+ * what stat says of it alone, and its flusher thread's pid (0: none yet).
  */
 static ssize_t devices_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
@@ -143,14 +146,17 @@ static ssize_t devices_show(struct kobject *kobj, struct kobj_attribute *attr,
 	unsigned long o;
 	int n = 0;
 
+	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
 		dev_snapshot(d, &s, &o);
 		n += sysfs_emit_at(buf, n,
-				   "%s pages_tracked %llu mappings_tracked %llu oldest_age_ms %u pages_written %llu pages_late %llu flusher_runs %llu\n",
+				   "%s pages_tracked %llu mappings_tracked %llu oldest_age_ms %u pages_written %llu pages_late %llu flusher_runs %llu flusher_pid %d\n",
 				   d->name, s.pages_tracked, s.trackers,
 				   jiffies_to_msecs(o), s.pages_written,
-				   s.pages_late, s.flusher_runs);
+				   s.pages_late, s.flusher_runs,
+				   aipu_flusher_pid(d));
 	}
+	rcu_read_unlock();
 	return n;
 }
 
@@ -166,6 +172,7 @@ static ssize_t hist_show(char *buf, bool age)
 	unsigned long flags;
 	struct aipu_dev *d;
 
+	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
 		const u64 *src = age ? d->tr.age_hist : d->tr.hist;
 
@@ -174,6 +181,7 @@ static ssize_t hist_show(char *buf, bool age)
 			hist[b] += src[b];
 		aipu_dev_unlock(d, flags);
 	}
+	rcu_read_unlock();
 	for (b = 0; b < buckets; b++) {
 		unsigned long lo = b ? 1UL << (b - 1) : 0;
 		unsigned long hi = b ? (1UL << b) - 1 : 0;

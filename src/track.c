@@ -360,7 +360,12 @@ unsigned long track_degrade(struct aipu_track *tr, struct aipu_tracker *t,
 	unsigned long freed = 0;
 	struct rb_node *n;
 
-	if (RB_EMPTY_ROOT(&t->runs))
+	/*
+	 * Not while the whole mapping is being written: the flusher's walk of
+	 * its dirty pages afterwards may be past a page whose run we would
+	 * free, and nothing would cover that page any more.
+	 */
+	if (RB_EMPTY_ROOT(&t->runs) || w->state == AIPU_ISSUING)
 		return 0;
 	if (w->state == AIPU_IDLE || w->state == AIPU_WAITING) {
 		unsigned long oldest = now - track_oldest(tr, now);

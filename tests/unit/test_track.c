@@ -11,6 +11,9 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <linux/jiffies.h>
 
 #include "aipu_track.h"
 
@@ -588,6 +591,19 @@ static int t_degrade(void)
 	CHECK(track_degrade(&tr, b, 100, 200) == 0);
 	/* Due with the oldest page: written early, never late. */
 	CHECK(scan(51, false, 0) == 2);
+	/* Not while the whole mapping is being written. */
+	track_pages(&tr, b, 7, 1, 300, false);	/* covered by the whole run */
+	CHECK(!run_at(b, 7));
+	{
+		struct aipu_run *r;
+
+		while ((r = track_take(&tr, 0, true)) && r != &b->whole)
+			track_done(&tr, r);
+		CHECK(r == &b->whole && r->state == AIPU_ISSUING);
+		track_pages(&tr, b, 9, 1, 400, false);	/* a run again */
+		CHECK(run_at(b, 9) && track_degrade(&tr, b, 100, 500) == 0);
+		track_done(&tr, r);
+	}
 	return 0;
 }
 

@@ -13,7 +13,8 @@
 # while the slow device still holds dirty pages older than the bound
 # (/sys/kernel/aipu/devices), so the check is made while the stall is real.
 # One flusher for every device would reach the fast pages only after the
-# slow backlog, about 30 s late.
+# slow backlog, about 30 s late. Then the slow device is removed: once it
+# has tracked nothing for 30 periods its queue is freed.
 set -euo pipefail
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -111,4 +112,16 @@ assert_eq 0 "$(dev_field "$fast_id" pages_late)" "no page of the fast device was
 # Drain the slow device before rmmod (its flusher's pass must end).
 log "draining the slow device: $(dev_field "$slow_id" pages_tracked) pages"
 sync
+
+# A device gone and idle for 30 periods loses its queue (period 100 ms here).
+slow_remove
+aipu_set period_ms 100
+n0=$(aipu_stat devices)
+for _ in $(seq 150); do
+	grep -q "^$slow_id " "$AIPU_SYSFS/devices" || break
+	sleep 0.1
+done
+sed 's/^/# devices: /' "$AIPU_SYSFS/devices"
+assert_fails "the removed slow device's queue was freed once idle" grep -q "^$slow_id " "$AIPU_SYSFS/devices"
+assert_lt "$(aipu_stat devices)" "$n0" "stat devices went down"
 aipu_unload

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The scale benchmark (bench/scale/README.md): builds bench/scale/scale (the
+# real src/track.c in user space), runs it on the host's CPU at nice 5, and
+# writes bench/results/<date>-host-scale/ (-quick appended with --quick):
+#
+#   summary.md   how it was run (command, date, commit, host CPU, compiler,
+#                load), the key figures and every table
+#   tables.md    scale's own output
+#   env.txt      the same facts, one "key: value" a line
+#   *.json       scale's measurements (runs, files, threads, scan, kill,
+#                memory, meta)
+#   plots/*.png  report.py's plots
+#
+# Usage: bench/scale/run.sh [--quick] [--rounds N] [--out DIR] [--only LIST]
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+python=${PYTHON:-/usr/bin/python3}
+
+quick=0
+out=
+args=()
+usage() {
+	sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'
+	exit "${1:-0}"
+}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick)
+		quick=1
+		args+=(--quick)
+		;;
+	--rounds | --only)
+		[ $# -ge 2 ] || usage 2
+		args+=("$1" "$2")
+		shift
+		;;
+	--out)
+		[ $# -ge 2 ] || usage 2
+		out=$2
+		shift
+		;;
+	-h | --help) usage 0 ;;
+	*)
+		echo "run.sh: unknown argument '$1'" >&2
+		usage 2
+		;;
+	esac
+	shift
+done
+
+date=$(date -u +%Y-%m-%d)
+suffix=
+[ "$quick" -eq 0 ] || suffix=-quick
+dir=${out:-$root/bench/results/$date-host-scale$suffix}
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+
+make -s -C "$here" >/dev/null
+bin=$root/build/bench/scale/scale
+
+# What was measured: the commit, and whether the sources scale compiles
+# differ from it (other work in progress in the same tree).
+commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+sources=(src/track.c include/aipu_track.h src/flusher.c src/mapping.c src/shrink.c tests/unit bench/scale)
+dirty=$(git -C "$root" status --porcelain -- "${sources[@]}" 2>/dev/null || true)
+cpu=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)
+cores=$(nproc)
+compiler=$(${CC:-cc} --version | head -1)
+cflags=$(make -s --no-print-directory -C "$here" cflags)
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+busy_before=$(ps -eo pcpu=,ni=,comm= --sort=-pcpu | head -5 | awk '{printf "%s%s %s%% (nice %s)", (NR > 1 ? ", " : ""), $3, $1, $2}')
+start=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
+cmd="bench/scale/run.sh${args[*]:+ ${args[*]}}${out:+ --out $out}"
+
+{
+	echo "date: $start"
+	echo "command: $cmd"
+	echo "binary: nice -n 5 build/bench/scale/scale ${args[*]:-} --out <dir>"
+	echo "commit: $commit"
+	if [ -n "$dirty" ]; then
+		echo "sources differ from the commit: $(echo "$dirty" | tr '\n' ';')"
+	else
+		echo "sources differ from the commit: no"
+	fi
+	echo "sha256 src/track.c: $(sha256sum "$root/src/track.c" | cut -d' ' -f1)"
+	echo "sha256 include/aipu_track.h: $(sha256sum "$root/include/aipu_track.h" | cut -d' ' -f1)"
+	echo "host CPU: $cpu, $cores cores ($(uname -m))"
+	echo "host kernel: $(uname -r)"
+	echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
+	echo "transparent hugepages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)"
+	echo "compiler: $compiler"
+	echo "CFLAGS: $cflags"
+	echo "load before: $load_before"
+	echo "busiest processes before: $busy_before"
+} >"$dir/env.txt"
+
+echo "run.sh: results in $dir" >&2
+nice -n 5 "$bin" "${args[@]}" --out "$dir" | tee "$dir/tables.md"
+
+{
+	echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "busiest processes after: $(ps -eo pcpu=,ni=,comm= --sort=-pcpu | head -5 | awk '{printf "%s%s %s%% (nice %s)", (NR > 1 ? ", " : ""), $3, $1, $2}')"
+	echo "end: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+} >>"$dir/env.txt"
+
+key=$("$python" "$here/report.py" "$dir")
+
+{
+	echo "# Scale benchmark of src/track.c on the host's CPU"
+	echo
+	echo "Produced by \`$cmd\` (the binary at nice 5), $start, commit $commit."
+	if [ -n "$dirty" ]; then
+		echo "**The measured sources differed from that commit** (see env.txt)."
+	fi
+	echo "Host CPU: $cpu, $cores cores; $compiler; load average before: $load_before."
+	echo "The host is shared: other engineers' QEMU guests and builds may have run meanwhile"
+	echo "(env.txt lists the busiest processes before and after; each table gives the"
+	echo "hypervisor's steal time and the preempted samples)."
+	echo
+	echo "$key"
+	echo
+	sed '1d' "$dir/tables.md"
+	echo
+	echo '## Environment'
+	echo
+	echo '```'
+	cat "$dir/env.txt"
+	echo '```'
+} >"$dir/summary.md"
+echo "run.sh: wrote $dir/summary.md" >&2
