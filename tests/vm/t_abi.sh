@@ -27,6 +27,10 @@ abidoc check --doc "$doc" --sysfs "$AIPU_SYSFS" --defaults | grep -E '^(FAIL|abi
 # Some state: a writing policy, pages written, so every counter is live.
 dev=$(disk_get)
 disk_prepare "$dev"
+# Hold the device open: the last close of a block device writes back its
+# page cache (blkdev_put()), which would leave aipu nothing to write.
+exec {hold}<"$dev"
+on_exit "exec $hold<&-"
 aipu_set handover_ms 0
 aipu_set max_age_ms 200
 aipu_set period_ms 100
@@ -36,6 +40,7 @@ for _ in $(seq 100); do
 	[ "$(aipu_stat pages_written)" -gt 0 ] && break
 	sleep 0.1
 done
+[ "$(aipu_stat pages_written)" -gt 0 ] || aipu_dump
 assert_gt "$(aipu_stat pages_written)" 0 "aipu wrote pages"
 assert_ok "ABI file matches the module after writeback under aipu" \
 	abidoc check --doc "$doc" --sysfs "$AIPU_SYSFS"

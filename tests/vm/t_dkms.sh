@@ -31,6 +31,10 @@ fi
 
 dev=$(disk_get)
 disk_prepare "$dev"
+# Hold the device open: the last close of a block device writes back its
+# page cache (blkdev_put()), which would leave aipu nothing to write.
+exec {hold}<"$dev"
+on_exit "exec $hold<&-"
 dirty_pages "$dev" --first-page 0 --count 16 >/dev/null
 for _ in $(seq 100); do
 	[ "$(aipu_stat pages_written)" -ge 16 ] && break

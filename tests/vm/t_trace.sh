@@ -30,10 +30,18 @@ t=/sys/kernel/tracing
 inst=$t/instances/aipu-t-trace
 events="aipu_pass aipu_issue aipu_fallback aipu_knob"
 MAX_AGE=500
+# A device that tracked nothing for 30 periods is freed with its counts
+# (stat drops them): the window from its last write to the switch back to
+# period_ms=60000 below stays well under 30 periods.
+PERIOD=200
 NPAGES=64
 
 dev=$(disk_get)
 disk_prepare "$dev"
+# Hold the device open: the last close of a block device writes back its
+# page cache (blkdev_put()), which would leave aipu nothing to write.
+exec {hold}<"$dev"
+on_exit "exec $hold<&-"
 mountpoint -q "$t" || mount -t tracefs none "$t"
 # Made before the load, removed after the unload (cleanups run last first):
 # removing it disables the events, which must not happen while aipu runs.
@@ -83,7 +91,7 @@ grep -q 'aipu-ages: pages written' "$bt_out" || die "bpftrace did not start: $(h
 
 stat_a=$(cat "$AIPU_SYSFS/stat")
 aipu_set max_age_ms "$MAX_AGE"
-aipu_set period_ms 100
+aipu_set period_ms $PERIOD
 aipu_set policy aipu
 dirty_pages "$dev" --first-page 4096 --count "$NPAGES" >/dev/null
 w0=$(echo "$stat_a" | awk '$1 == "pages_written" { print $2 }')
@@ -91,7 +99,7 @@ for _ in $(seq 200); do
 	[ $(($(aipu_stat pages_written) - w0)) -ge "$NPAGES" ] && break
 	sleep 0.1
 done
-sleep 0.5
+sleep 0.3
 aipu_set period_ms 60000 # its kick runs one pass at once; then none
 sleep 2
 stat_b=$(cat "$AIPU_SYSFS/stat")
@@ -131,7 +139,7 @@ assert_gt "$(grep -c " aipu_issue: dev=$devname " "$TEST_OUT/trace.txt" || true)
 	"aipu_issue names the test disk's device $devname"
 assert_eq "$(delta fallbacks)" "$(tcount aipu_fallback)" "one aipu_fallback record per fallback"
 knobs=$(grep -o ' aipu_knob: .*' "$TEST_OUT/trace.txt" | sed 's/^ aipu_knob: //' | tr '\n' ';')
-assert_eq "knob=max_age_ms old=30000 new=$MAX_AGE;knob=period_ms old=60000 new=100;knob=policy old=kernel new=aipu;knob=period_ms old=100 new=60000;" \
+assert_eq "knob=max_age_ms old=30000 new=$MAX_AGE;knob=period_ms old=60000 new=$PERIOD;knob=policy old=kernel new=aipu;knob=period_ms old=$PERIOD new=60000;" \
 	"$knobs" "aipu_knob records the four knob writes"
 
 # bpftrace: its final maps (printed after "--- end") hold the same pages, in
