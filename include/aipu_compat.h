@@ -9,6 +9,7 @@
 #ifndef AIPU_COMPAT_H
 #define AIPU_COMPAT_H
 
+#include <linux/backing-dev.h>
 #include <linux/fs.h>
 #include <linux/kprobes.h>
 #include <linux/pagemap.h>
@@ -39,77 +40,52 @@ static inline unsigned long aipu_inode_state(struct inode *inode)
 #endif
 }
 
-#ifndef AIPU_HAVE_FILEMAP_FDATAWRITE_WBC
-#ifndef AIPU_HAVE_FILEMAP_FLUSH_RANGE
-#error "aipu needs filemap_fdatawrite_wbc() or filemap_flush_range(): see generated/aipu_config.h"
-#endif
-/* Pages of [start, end) of @m that carry the dirty tag. */
-static inline unsigned long aipu_dirty_tagged(struct address_space *m,
-					      pgoff_t start, pgoff_t end)
-{
-	unsigned long n = 0;
-	struct folio_batch fb;
-	pgoff_t idx = start;
-	unsigned int i;
-
-	folio_batch_init(&fb);
-	while (idx < end && filemap_get_folios_tag(m, &idx, end - 1,
-						   PAGECACHE_TAG_DIRTY, &fb)) {
-		for (i = 0; i < folio_batch_count(&fb); i++) {
-			struct folio *f = fb.folios[i];
-			pgoff_t fs = max(f->index, start);
-			pgoff_t fe = min(f->index + folio_nr_pages(f), end);
-
-			if (fs < fe)
-				n += fe - fs;
-		}
-		folio_batch_release(&fb);
-		cond_resched();
-	}
-	return n;
-}
+#if !defined(AIPU_HAVE_FILEMAP_FDATAWRITE_WBC) && \
+	!defined(AIPU_HAVE_WBC_ATTACH_FDATAWRITE_INODE)
+#error "aipu needs filemap_fdatawrite_wbc() or wbc_attach_fdatawrite_inode()"
 #endif
 
 /*
  * Start asynchronous (WB_SYNC_NONE) writeback of the pages [start, end) of
  * @m, @end ULONG_MAX meaning to the end of the file, as Linux's own flusher
  * writes; pages locked or already under writeback are skipped.  Returns the
- * pages written.
+ * pages written, as the writeback_control counts them.
  *
- * 6.1 and 6.12 export filemap_fdatawrite_wbc(), whose writeback_control
- * counts them.  7.2 exports only filemap_flush_range(), the same writeback
- * without a count (filemap_flush_nr(), with one, is exported to btrfs
- * alone): the count is then the range's dirty-tagged pages before the call
- * less those after it, which also counts a page someone else cleaned in
- * between and misses one dirtied again in between.
+ * 6.1 and 6.12 export filemap_fdatawrite_wbc().  7.2 made it static
+ * (filemap_writeback()); what it exports instead, filemap_flush_range(),
+ * starts the same writeback but returns no count, and filemap_flush_nr(),
+ * with one, is exported to btrfs alone.  So on 7.2 this is what
+ * filemap_writeback() does, as netfs and afs do it: attach the
+ * writeback_control to the inode (wbc_attach_fdatawrite_inode(), exported)
+ * and call ->writepages.  Left out: do_writepages()'s update of the
+ * device's write-bandwidth estimate, which Linux's own flusher and dirty
+ * throttling keep doing.  (A count taken from the range's dirty tags
+ * before and after filemap_flush_range() raced with the writer whose
+ * dirtying woke the flusher: t_stage's stage_interval_ms=0 lost pages.)
  */
 static inline unsigned long aipu_write_range(struct address_space *m,
 					     pgoff_t start, pgoff_t end)
 {
 	bool whole = end == ULONG_MAX;
-	loff_t lstart = (loff_t)start << PAGE_SHIFT;
-	loff_t lend = whole ? LLONG_MAX : ((loff_t)end << PAGE_SHIFT) - 1;
-#ifdef AIPU_HAVE_FILEMAP_FDATAWRITE_WBC
 	struct writeback_control wbc = {
 		.sync_mode = WB_SYNC_NONE,
 		.nr_to_write = whole ? LONG_MAX : end - start,
-		.range_start = lstart,
-		.range_end = lend,
+		.range_start = (loff_t)start << PAGE_SHIFT,
+		.range_end = whole ? LLONG_MAX : ((loff_t)end << PAGE_SHIFT) - 1,
 	};
 	long budget = wbc.nr_to_write;
 
+#ifdef AIPU_HAVE_FILEMAP_FDATAWRITE_WBC
 	filemap_fdatawrite_wbc(m, &wbc);
-	return budget - wbc.nr_to_write;
 #else
-	unsigned long before, after;
-
-	before = aipu_dirty_tagged(m, start, end);
-	if (!before)
+	if (!mapping_can_writeback(m) || !m->a_ops->writepages ||
+	    !mapping_tagged(m, PAGECACHE_TAG_DIRTY))
 		return 0;
-	filemap_flush_range(m, lstart, lend);
-	after = aipu_dirty_tagged(m, start, end);
-	return before > after ? before - after : 0;
+	wbc_attach_fdatawrite_inode(&wbc, m->host);
+	m->a_ops->writepages(m, &wbc);
+	wbc_detach_inode(&wbc);
 #endif
+	return budget - wbc.nr_to_write;
 }
 
 /*
