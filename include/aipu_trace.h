@@ -55,11 +55,23 @@ void aipu_trace_issue(struct aipu_dev *d, struct aipu_run *r,
 		      unsigned long written);
 void aipu_trace_fallback(struct aipu_dev *d, struct address_space *m,
 			 enum aipu_fallback_why why, unsigned long pages);
-u64 aipu_trace_fallbacks(struct aipu_dev *d);
-void aipu_trace_fallback_since(struct aipu_dev *d, u64 before,
-			       struct address_space *m,
-			       enum aipu_fallback_why why,
-			       unsigned long pages);
+
+/*
+ * Around a call into the tracking logic on the dirtying path (src/track.c
+ * counts its own fallbacks), under the device's lock: a fallback record if
+ * the call fell back.  Macros, so that with the event off all that runs is
+ * the event's patched-out branch.
+ */
+#define aipu_trace_fallbacks(d)						\
+	(trace_aipu_fallback_enabled() ? (d)->tr.st.fallbacks : U64_MAX)
+#define aipu_trace_fallback_since(d, before, m, why, pages)		\
+	do {								\
+		struct aipu_dev *__d = (d);				\
+									\
+		if (trace_aipu_fallback_enabled() &&			\
+		    __d->tr.st.fallbacks > (before))			\
+			aipu_trace_fallback(__d, m, why, pages);	\
+	} while (0)
 void aipu_trace_knob(const struct aipu_knob *k, unsigned int old,
 		     unsigned int val);
 

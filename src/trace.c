@@ -87,23 +87,6 @@ void aipu_trace_fallback(struct aipu_dev *d, struct address_space *m,
 		trace_aipu_fallback(d ? d->name : "-", ino_of(m), why, pages);
 }
 
-/*
- * With aipu_trace_fallback_since(), around a call into the tracking logic
- * (src/track.c, which counts its own fallbacks): under the device's lock.
- */
-u64 aipu_trace_fallbacks(struct aipu_dev *d)
-{
-	return trace_aipu_fallback_enabled() ? d->tr.st.fallbacks : U64_MAX;
-}
-
-void aipu_trace_fallback_since(struct aipu_dev *d, u64 before,
-			       struct address_space *m,
-			       enum aipu_fallback_why why, unsigned long pages)
-{
-	if (trace_aipu_fallback_enabled() && d->tr.st.fallbacks > before)
-		trace_aipu_fallback(d->name, ino_of(m), why, pages);
-}
-
 static const char *knob_text(const struct aipu_knob *k, unsigned int v,
 			     char *buf, size_t len)
 {
