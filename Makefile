@@ -22,6 +22,14 @@
 # make debugtest       the VM tests on that kernel, kmemleak scans around
 #                      them (scripts/debugtest.sh): TESTS="t_stress ..."
 #                      (default all), STRESS_SECONDS=, FAILSLAB=PERCENT
+# make kerneltree     Debian's 7.2 source (unstable's linux-source-7.2),
+#                      a small test kernel built from it (cached in
+#                      /var/cache/aipu/kernel-7.2) and aipu.ko for it:
+#                      scripts/kernel-tree.sh, 25-60 min the first time;
+#                      then make vmtest KVER=7.2.13-aipu (KVERSION=7.2)
+# make dkms            dkms add/build/install/autoinstall of dkms.conf for
+#                      every installed kernel, in private trees under
+#                      build/dkms (scripts/dkms-check.sh)
 # make stress         churn stress (tests/vm/t_stress.sh) for STRESS_SECONDS
 #                      (1800) on every installed kernel, or KVER=..;
 #                      make check runs it for 120 s
@@ -31,7 +39,7 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 MDIR := $(CURDIR)
 
 .PHONY: all modules clean check unit vmtest run lint sparse allkernels crashtest bench stress
-.PHONY: debugkernel debugtest
+.PHONY: debugkernel debugtest kerneltree dkms
 
 all modules:
 	@test -n "$(KDIR)" || { echo "No kernel headers found: run scripts/install-deps.sh (or set KDIR=)." >&2; exit 1; }
@@ -81,6 +89,13 @@ bench: allkernels
 
 debugkernel:
 	scripts/debug-kernel.sh
+
+KVERSION ?= 7.2
+kerneltree:
+	scripts/kernel-tree.sh --version $(KVERSION) --module
+
+dkms:
+	scripts/dkms-check.sh
 
 # STRESS_SECONDS only when given (make stress's 1800 is not the default here).
 debugtest:

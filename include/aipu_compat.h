@@ -1,15 +1,92 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The few places where Debian's 6.1 and 6.12 kernels differ for aipu.
+ * The places where the kernels aipu builds for (Debian's 6.1, 6.12 and 7.2)
+ * differ for aipu.  Differences are detected by feature, not by version
+ * number, so that a distribution kernel with backports builds too: a macro
+ * the kernel defines, or a compile test (conftest/NAME.c, run by Kbuild,
+ * defines AIPU_HAVE_NAME in the generated aipu_config.h).
  */
 #ifndef AIPU_COMPAT_H
 #define AIPU_COMPAT_H
 
+#include <linux/backing-dev.h>
 #include <linux/fs.h>
 #include <linux/kprobes.h>
+#include <linux/pagemap.h>
 #include <linux/ptrace.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
+#include <linux/writeback.h>
+
+#include "aipu_config.h"
+
+/* struct folio_batch: linux/pagevec.h until 7.2 renamed it. */
+#ifdef AIPU_HAVE_FOLIO_BATCH_H
+#include <linux/folio_batch.h>
+#else
+#include <linux/pagevec.h>
+#endif
+
+/*
+ * The inode's state flags (I_NEW, I_FREEING, I_DIRTY_*...), read without
+ * i_lock.  7.2 wraps them in struct inode_state_flags.
+ */
+static inline unsigned long aipu_inode_state(struct inode *inode)
+{
+#ifdef AIPU_HAVE_INODE_STATE_READ_ONCE
+	return inode_state_read_once(inode);
+#else
+	return READ_ONCE(inode->i_state);
+#endif
+}
+
+#if !defined(AIPU_HAVE_FILEMAP_FDATAWRITE_WBC) && \
+	!defined(AIPU_HAVE_WBC_ATTACH_FDATAWRITE_INODE)
+#error "aipu needs filemap_fdatawrite_wbc() or wbc_attach_fdatawrite_inode()"
+#endif
+
+/*
+ * Start asynchronous (WB_SYNC_NONE) writeback of the pages [start, end) of
+ * @m, @end ULONG_MAX meaning to the end of the file, as Linux's own flusher
+ * writes; pages locked or already under writeback are skipped.  Returns the
+ * pages written, as the writeback_control counts them.
+ *
+ * 6.1 and 6.12 export filemap_fdatawrite_wbc().  7.2 made it static
+ * (filemap_writeback()); what it exports instead, filemap_flush_range(),
+ * starts the same writeback but returns no count, and filemap_flush_nr(),
+ * with one, is exported to btrfs alone.  So on 7.2 this is what
+ * filemap_writeback() does, as netfs and afs do it: attach the
+ * writeback_control to the inode (wbc_attach_fdatawrite_inode(), exported)
+ * and call ->writepages.  Left out: do_writepages()'s update of the
+ * device's write-bandwidth estimate, which Linux's own flusher and dirty
+ * throttling keep doing.  (A count taken from the range's dirty tags
+ * before and after filemap_flush_range() raced with the writer whose
+ * dirtying woke the flusher: t_stage's stage_interval_ms=0 lost pages.)
+ */
+static inline unsigned long aipu_write_range(struct address_space *m,
+					     pgoff_t start, pgoff_t end)
+{
+	bool whole = end == ULONG_MAX;
+	struct writeback_control wbc = {
+		.sync_mode = WB_SYNC_NONE,
+		.nr_to_write = whole ? LONG_MAX : end - start,
+		.range_start = (loff_t)start << PAGE_SHIFT,
+		.range_end = whole ? LLONG_MAX : ((loff_t)end << PAGE_SHIFT) - 1,
+	};
+	long budget = wbc.nr_to_write;
+
+#ifdef AIPU_HAVE_FILEMAP_FDATAWRITE_WBC
+	filemap_fdatawrite_wbc(m, &wbc);
+#else
+	if (!mapping_can_writeback(m) || !m->a_ops->writepages ||
+	    !mapping_tagged(m, PAGECACHE_TAG_DIRTY))
+		return 0;
+	wbc_attach_fdatawrite_inode(&wbc, m->host);
+	m->a_ops->writepages(m, &wbc);
+	wbc_detach_inode(&wbc);
+#endif
+	return budget - wbc.nr_to_write;
+}
 
 /*
  * trylock_super() is not exported: this is its test, for a super block whose
@@ -22,12 +99,6 @@ static inline bool aipu_sb_usable(struct super_block *sb)
 		return false;
 #endif
 	return sb->s_root && (sb->s_flags & SB_BORN);
-}
-
-/* The inode's state flags, read without i_lock. */
-static inline unsigned long aipu_inode_state(struct inode *inode)
-{
-	return READ_ONCE(inode->i_state);
 }
 
 /* First argument of a probed function, at its entry. */

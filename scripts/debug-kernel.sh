@@ -247,7 +247,8 @@ if [ "$module" -eq 1 ]; then
 	{
 		printf '%s\n' Kbuild
 		[ -f Makefile ] && printf '%s\n' Makefile
-		for d in src include; do
+	[ -f dkms.conf ] && printf '%s\n' dkms.conf
+		for d in src include conftest; do
 			[ -d "$d" ] && find "$d" -type f \( -name '*.c' -o -name '*.h' \
 				-o -name Kbuild -o -name Makefile \) -print
 		done

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Install everything aipu's build, tests and benchmarks need on a fresh
 # Debian 12 machine: the 6.1 and 6.12 kernels (images and headers), QEMU,
-# the guest-side tools, the style checkers and virtme-ng. Idempotent.
+# the guest-side tools, the style checkers, dkms, bpftrace, trace-cmd and
+# virtme-ng. Idempotent. (The 7.2 source and a newer sparse are fetched
+# by scripts/kernel-source.sh and scripts/sparse-build.sh when make check
+# needs them, into /var/cache/aipu, without changing apt's configuration.)
 set -euo pipefail
 
 die() { echo "install-deps: $*" >&2; exit 1; }
@@ -15,6 +18,8 @@ stamp=/var/lib/aipu-deps.stamp
 want_version=6
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_version" ] &&
 	command -v vng >/dev/null && command -v ruff >/dev/null && command -v nbdkit >/dev/null &&
+	command -v dkms >/dev/null && command -v bpftrace >/dev/null && command -v trace-cmd >/dev/null &&
+	command -v perf >/dev/null &&
 	ls /lib/modules/*/build >/dev/null 2>&1; then
 	echo "install-deps: already installed ($stamp)"
 	exit 0
@@ -35,6 +40,7 @@ apt-get install -y -qq --no-install-recommends \
 	qemu-system-x86 qemu-utils nbdkit \
 	fio blktrace e2fsprogs xfsprogs dosfstools exfatprogs util-linux procps \
 	busybox-static sparse shellcheck \
+	dkms bpftrace trace-cmd linux-perf xz-utils debian-archive-keyring \
 	python3-numpy python3-matplotlib \
 	udev iproute2 file >/dev/null
 

@@ -8,7 +8,9 @@
 #
 # Default: every kernel in /lib/modules that has /boot/vmlinuz-<kver> and a
 # built build/<kver>/aipu.ko (scripts/build-all.sh). A kernel named
-# explicitly runs even without aipu.ko (the aipu tests then skip).
+# explicitly runs even without aipu.ko (the aipu tests then skip); it may
+# also be one scripts/kernel-tree.sh built (e.g. 7.2.13-aipu: make vmtest
+# KVER=7.2.13-aipu after make kerneltree), booted from its tree.
 #
 # Environment:
 #   AIPU_TESTS         tests to run (e.g. "t_sysfs t_age_bound"; default all)
@@ -30,11 +32,25 @@ die() {
 	exit 1
 }
 
+# A kernel built by scripts/kernel-tree.sh (e.g. 7.2.13-aipu): its tree.
+tree_of() { # KVER
+	local t
+	for t in "${AIPU_CACHE:-/var/cache/aipu}"/kernel-*/linux-source-*; do
+		if [ "$(cat "$t/include/config/kernel.release" 2>/dev/null)" = "$1" ] &&
+			[ -f "$t/arch/x86/boot/bzImage" ]; then
+			echo "$t"
+			return 0
+		fi
+	done
+	return 1
+}
+
 kvers=()
 if [ $# -gt 0 ]; then
 	for k in "$@"; do
 		case "$k" in -*) die "unknown option '$k': usage: scripts/vmtest.sh [KVER...]" ;; esac
-		[ -f "/boot/vmlinuz-$k" ] || die "no /boot/vmlinuz-$k: installed kernels: $(cd /boot && echo vmlinuz-* | sed 's/vmlinuz-//g')"
+		[ -f "/boot/vmlinuz-$k" ] || tree_of "$k" >/dev/null ||
+			die "no /boot/vmlinuz-$k and no kernel tree built for it (scripts/kernel-tree.sh): installed kernels: $(cd /boot && echo vmlinuz-* | sed 's/vmlinuz-//g')"
 		kvers+=("$k")
 	done
 else
@@ -69,8 +85,13 @@ for k in "${kvers[@]}"; do
 	mkdir -p "$out"
 	echo "vmtest: ===== $k"
 	set +e
+	if [ -f "/boot/vmlinuz-$k" ]; then
+		kopt=(--kernel "$k")
+	else
+		kopt=(--kernel-tree "$(tree_of "$k")")
+	fi
 	AIPU_TEST_TIMEOUT=${AIPU_TEST_TIMEOUT:-600} \
-		scripts/vm.sh --kernel "$k" --disk nullblk --out "$out" --verbose -- \
+		scripts/vm.sh "${kopt[@]}" --disk nullblk --out "$out" --verbose -- \
 		tests/vm/run-guest.sh "${tests[@]}" 2>&1 | tee "$out/console.log"
 	rc=${PIPESTATUS[0]}
 	set -e

@@ -23,7 +23,6 @@
 #include <linux/kthread.h>
 #include <linux/pid.h>
 #include <linux/pagemap.h>
-#include <linux/pagevec.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/workqueue.h>
@@ -31,6 +30,7 @@
 
 #include "aipu.h"
 #include "aipu_compat.h"
+#include "aipu_trace.h"
 
 /* Due runs moved to the pending list per hold of the device's lock. */
 #define AIPU_SCAN_BATCH 32
@@ -145,18 +145,11 @@ static void issue_pages(struct aipu_dev *d, struct aipu_run *r, bool write,
 	pgoff_t start = whole ? 0 : r->start;
 	pgoff_t end = whole ? ULONG_MAX : r->end;
 	struct address_space *m = run_mapping(r);
-	struct writeback_control wbc = {
-		.sync_mode = WB_SYNC_NONE,
-		.nr_to_write = whole ? LONG_MAX : end - start,
-		.range_start = (loff_t)start << PAGE_SHIFT,
-		.range_end = whole ? LLONG_MAX : ((loff_t)end << PAGE_SHIFT) - 1,
-	};
-	long budget = wbc.nr_to_write;
 	unsigned long dirty;
 
 	if (write) {
-		filemap_fdatawrite_wbc(m, &wbc);
-		o->written = budget - wbc.nr_to_write;
+		o->written = aipu_write_range(m, start, end);
+		aipu_trace_issue(d, r, m, start, end, o->written);
 		if (o->written && READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
 			aipu_purge_add(d, r->t, start, end);
 	}
@@ -327,13 +320,18 @@ static void scan(struct aipu_dev *d)
 
 static void flusher_pass(struct aipu_dev *d)
 {
+	struct aipu_pass_trace pt;
 	unsigned long flags, written;
 
+	aipu_trace_pass_begin(d, &pt);
 	aipu_mem_refill();
 	aipu_purge_run(d);
+	aipu_trace_scan_begin(&pt);
 	scan(d);
+	aipu_trace_scan_end(&pt);
 	written = issue_pending(d);
 	flags = aipu_dev_lock(d);
+	aipu_trace_pass_end(d, &pt, written);
 	track_end_pass(&d->tr, written);
 	aipu_dev_unlock(d, flags);
 }

@@ -23,6 +23,7 @@
 
 #include "aipu.h"
 #include "aipu_compat.h"
+#include "aipu_trace.h"
 
 /*
  * Pages the flusher itself dirties while writing an inode's metadata carry
@@ -44,6 +45,7 @@ static void untracked(unsigned long nr)
 {
 	atomic64_add(nr, &orphan_pages);
 	atomic64_inc(&orphan_fallbacks);
+	aipu_trace_fallback(NULL, NULL, AIPU_FB_NO_DEVICE, nr);
 	aipu_policy_untracked();
 }
 
@@ -77,14 +79,18 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 	flags = aipu_dev_lock(d);
 	t = aipu_mapping_tracker(d, mapping, t, &gone);
 	if (t) {
+		u64 fb = aipu_trace_fallbacks(d);
+
 		time = record_time(d, &pending);
 		track_pages(&d->tr, t, folio->index, nr, time, pending);
+		aipu_trace_fallback_since(d, fb, mapping, AIPU_FB_NO_RUN, nr);
 	} else if (gone) {
 		d->tr.st.pages_dirtied += nr;
 		d->tr.st.pages_evicting += nr;
 	} else {
 		d->tr.st.pages_dirtied += nr;
 		d->tr.st.fallbacks++;
+		aipu_trace_fallback(d, mapping, AIPU_FB_NO_TRACKER, nr);
 		aipu_policy_untracked();
 	}
 	aipu_dev_unlock(d, flags);
@@ -123,6 +129,7 @@ static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 		track_meta(&d->tr, t, jiffies, !(state & I_DIRTY_INODE));
 	} else if (!gone) {
 		d->tr.st.fallbacks++;
+		aipu_trace_fallback(d, &inode->i_data, AIPU_FB_NO_TRACKER, 0);
 		aipu_policy_untracked();
 	}
 	aipu_dev_unlock(d, irqflags);

@@ -11,6 +11,7 @@
 #include <linux/module.h>
 
 #include "aipu.h"
+#include "aipu_trace.h"
 
 unsigned int aipu_policy = AIPU_POLICY_KERNEL;
 unsigned int aipu_max_age_ms = 30000;
@@ -149,6 +150,8 @@ int aipu_knob_set(const struct aipu_knob *k, const char *buf)
 		return -EINVAL;
 	}
 	WRITE_ONCE(*k->val, v);
+	if (old != v)
+		aipu_trace_knob(k, old, v);
 	if (k->changed && old != v)
 		k->changed();
 	mutex_unlock(&knob_mutex);

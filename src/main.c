@@ -102,3 +102,4 @@ module_exit(aipu_exit);
 MODULE_DESCRIPTION("Approximate interval periodic update: per-page aging of dirty data");
 MODULE_AUTHOR("The aipu developers");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(AIPU_VERSION);

@@ -13,10 +13,10 @@
  */
 #include <linux/fs.h>
 #include <linux/pagemap.h>
-#include <linux/pagevec.h>
 #include <linux/slab.h>
 
 #include "aipu.h"
+#include "aipu_compat.h"
 
 /* Passes to wait for writeback to finish before giving up on a range. */
 #define AIPU_PURGE_TRIES 10

@@ -17,6 +17,7 @@
 
 #include "aipu.h"
 #include "aipu_compat.h"
+#include "aipu_trace.h"
 
 #define AIPU_SHRINK_BATCH 256
 /* Files looked at per device and scan, runs or not. */
@@ -47,11 +48,15 @@ static unsigned long shrink_dev(struct aipu_dev *d, unsigned long want)
 		t = list_first_entry_or_null(&d->tr.trackers,
 					     struct aipu_tracker, link);
 		if (t) {
+			u64 fb = aipu_trace_fallbacks(d);
+
 			list_move_tail(&t->link, &d->tr.trackers);
 			freed += track_degrade(&d->tr, t,
 					       min_t(unsigned long, want - freed,
 						     AIPU_SHRINK_BATCH),
 					       jiffies);
+			aipu_trace_fallback_since(d, fb, (void *)t->key,
+						  AIPU_FB_SHRINK, 0);
 		}
 		aipu_dev_unlock(d, flags);
 		if (!t)
