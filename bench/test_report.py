@@ -363,6 +363,24 @@ class FunctionsTest(unittest.TestCase):
             report.per_second(samples, ["t_s", "read_ios", "write_ios"]), ([3, 3], [1, 3])
         )
 
+    def test_host_disk_line(self):
+        menv = {
+            "disk": "host:/dev/sdb",
+            "host_mode": "1",
+            "device_model": "ATA WDC WD10",
+            "device_size_bytes": str(1000 << 30),
+            "rotational": "1",
+            "scheduler": "mq-deadline",
+            "rate_auto": "1",
+            "rate_per_s": "44",
+        }
+        line = report.model_line("host", menv, PROBE)
+        self.assertIn("the real disk /dev/sdb on the machine itself, no VM", line)
+        self.assertIn("ATA WDC WD10, 1000 GiB, rotational", line)
+        self.assertIn("; scheduler mq-deadline", line)
+        self.assertNotIn("guest scheduler", line)
+        self.assertIn("44 pages/s (chosen from the probe", report.run_line(menv))
+
 
 @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not installed for this python")
 class PlotTest(TreeTest):
