@@ -126,7 +126,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-all_rows="none kernel pu aipu aipu:pace=1 aipu:write_alloc=purge stage:stage_interval_ms=0 stage:stage_interval_ms=1000"
+# aipu is the module with its defaults (pace=1 since 2026-11-25; the
+# 2026-11-23 runs had pace=0 as the default and a row aipu:pace=1).
+all_rows="none kernel pu aipu aipu:pace=0 aipu:write_alloc=purge stage:stage_interval_ms=0 stage:stage_interval_ms=1000"
 
 # host_device_check DISK: die, with the reason, unless DISK is a whole,
 # writable disk that nothing uses: no partition of it, nor anything stacked
