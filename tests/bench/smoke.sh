@@ -6,7 +6,10 @@
 #      matplotlib, so the plots are drawn too);
 #   2. scripts/bench.sh --smoke (one VM boot: fifo94, the random workload,
 #      rows kernel and aipu, one short trial, then the report), and
-#      tests/bench/check_smoke.py on what it left.
+#      tests/bench/check_smoke.py on what it left;
+#   3. scripts/bench.sh --host (the benchmark on a real test machine), in a
+#      VM against a virtio disk: its refusals, then its smoke run
+#      (tests/bench/host.sh, a second boot).
 # Ends with "N passed, N failed"; exit status 1 if anything failed.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -40,5 +43,21 @@ else
 	echo "FAIL: check_smoke.py ended without its counts: $last"
 	fail=$((fail + 1))
 fi
+
+# count OUTPUT: add the "N passed, N failed" its last line gives.
+count() {
+	local last
+	last=$(tail -n 1 <<<"$1")
+	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		pass=$((pass + BASH_REMATCH[1]))
+		fail=$((fail + BASH_REMATCH[2]))
+	else
+		echo "FAIL: $2 ended without its counts: $last"
+		fail=$((fail + 1))
+	fi
+}
+"$root/tests/bench/host.sh" 2>&1 | tee "$root/build/bench-host.log" || true
+count "$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$root/build/bench-host.log" | tail -n 1)" tests/bench/host.sh
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
