@@ -92,12 +92,11 @@ static void requeue_embedded(struct aipu_dev *d, struct aipu_run *r)
 
 /*
  * Put back the pages of [start, end) that are still dirty; returns how many
- * are dirty, including those dirtied again that already have runs.  Only
- * folios tagged dirty are visited, so a whole-mapping run over a large
- * cached file costs its dirty pages, not its cached ones; the folio's flag
- * then decides, as the tag lags it both ways.  A folio whose flag is set
- * but not yet its tag is inside __folio_mark_dirty(), whose probe gives it
- * a run of its own.
+ * are dirty, including those dirtied again that already have runs.  The
+ * folio's dirty flag, not the dirty tag, decides: the probe fires after the
+ * flag is set but before the tag is, and staging may issue that very run at
+ * once, so a page skipped in that window would stay dirty untracked (the
+ * tag walk tried in this place lost a page so in t_stage).
  */
 static unsigned long requeue_dirty(struct aipu_dev *d, struct aipu_run *r,
 				   struct address_space *m,
@@ -109,8 +108,7 @@ static unsigned long requeue_dirty(struct aipu_dev *d, struct aipu_run *r,
 	unsigned int i;
 
 	folio_batch_init(&fb);
-	while (idx < end && filemap_get_folios_tag(m, &idx, end - 1,
-						   PAGECACHE_TAG_DIRTY, &fb)) {
+	while (idx < end && filemap_get_folios(m, &idx, end - 1, &fb)) {
 		for (i = 0; i < folio_batch_count(&fb); i++) {
 			struct folio *f = fb.folios[i];
 			pgoff_t fs = max(f->index, start);
