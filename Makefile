@@ -15,7 +15,11 @@
 #                      policy x workload on 6.1 and 6.12, tables and plots
 #                      in bench/results/ (~2 h 15 min a kernel: docs/results.md);
 #                      QUICK=1: a small matrix, under 15 minutes;
-#                      KVERS="..." to pick kernels, MODELS="..." models
+#                      KVERS="..." to pick kernels, MODELS="..." models;
+#                      then the scale benchmark (make bench-scale)
+# make bench-scale     src/track.c's costs against the backlog on the host's
+#                      CPU (bench/scale/README.md), 3-6 minutes; QUICK=1
+#                      a few seconds
 # make debugkernel     KASAN/lockdep/kmemleak 6.1 kernel (cached in
 #                      /var/cache/aipu/debug-kernel) and aipu.ko for it:
 #                      scripts/debug-kernel.sh, 16-40 min the first time
@@ -86,6 +90,7 @@ stress: allkernels
 bench: allkernels
 	scripts/bench.sh $(if $(QUICK),--quick) $(if $(KVERS),--kernels "$(KVERS)") \
 		$(if $(MODELS),--models "$(MODELS)")
+	bench/scale/run.sh $(if $(QUICK),--quick)
 
 debugkernel:
 	scripts/debug-kernel.sh

@@ -605,15 +605,21 @@ def scan_claim(cell):
 
 def claims(summary):
     cell = claim_cell(summary)
-    return [
+    out = [
         max_claim(cell, "pu", "max_read_vs_pu", "pu's"),
         max_claim(cell, linux_row(cell), "max_read_vs_linux", "Linux's own (row kernel, or none)"),
         scan_claim(cell),
     ]
+    if CLAIM_MODEL not in summary["models"]:
+        for c in out:
+            c["no_model"] = True
+    return out
 
 
 def claim_line(c):
-    if c["verdict"] == "NOT CHECKED":
+    if c["verdict"] == "NOT CHECKED" and c.get("no_model"):
+        evidence = f"this run has no {CLAIM_MODEL} results (the claims are about that model)"
+    elif c["verdict"] == "NOT CHECKED":
         evidence = "the rows or counters it needs are missing"
     elif c["id"] == "scanned_per_written":
         evidence = (
@@ -741,9 +747,16 @@ def cell_table(workload, cell):
 
 def disk_desc(menv):
     """The host's side of the model, from env.txt's disk (vm.sh's --disk):
-    fifo:IOPS[:BPS] (QEMU's throttle) or serial:MS[:BPS] (nbdkit, strict FIFO)."""
+    fifo:IOPS[:BPS] (QEMU's throttle) or serial:MS[:BPS] (nbdkit, strict FIFO);
+    or host:DEV, a real disk (bench.sh --host)."""
     parts = menv.get("disk", "").split(":")
     kind, arg = parts[0], parts[1] if len(parts) > 1 else "?"
+    if kind == "host":
+        size = menv.get("device_size_bytes", "")
+        size = f"{int(size) / 2**30:.0f} GiB, " if size.isdigit() else ""
+        rot = {"1": "rotational", "0": "not rotational"}.get(menv.get("rotational", ""), "")
+        what = ", ".join(x for x in (menv.get("device_model", "").strip(), size + rot) if x)
+        return f"the real disk {arg} on the machine itself, no VM ({what or 'model unknown'})"
     bps = parts[2] if len(parts) > 2 else "0"
     cap = "no bandwidth cap"
     if bps.isdigit() and bps != "0":
@@ -756,7 +769,8 @@ def disk_desc(menv):
 def model_line(model, menv, probe):
     g = menv.get
     line = (
-        f"**{model}**: {disk_desc(menv)}; guest scheduler {g('scheduler', '?')}, "
+        f"**{model}**: {disk_desc(menv)}; "
+        f"{'' if g('host_mode') == '1' else 'guest '}scheduler {g('scheduler', '?')}, "
         f"wbt_lat_usec {g('wbt_lat_usec', '?')}, {g('hw_queues', '?')} hardware queue(s) "
         f"of {g('nr_requests', '?')} requests. "
     )
@@ -776,7 +790,8 @@ def run_line(menv):
     mem = f", guest memory {int(mem) >> 10} MiB" if mem.isdigit() else ""
     return (
         f"Runs: {g('trials', '?')} trials of random ({g('trials_other', g('trials', '?'))} of "
-        f"the others), {g('duration_s', '?')} s at {g('rate_per_s', '?')} pages/s; "
+        f"the others), {g('duration_s', '?')} s at {g('rate_per_s', '?')} pages/s"
+        f"{' (chosen from the probe: a third of the disk busy with writes)' if g('rate_auto') == '1' else ''}; "
         f"max_age_ms {g('max_age_ms', '?')}, pu_interval_ms {g('pu_interval_ms', '?')}, "
         f"dirty_expire_centisecs {g('dirty_expire_centisecs', '?')}, "
         f"dirty_writeback_centisecs {g('dirty_writeback_centisecs', '?')}, "

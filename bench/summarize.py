@@ -10,10 +10,11 @@ and optionally env.txt, whose "rows" line gives their order. Prints one line
 per row: reads, mean/p99/max read latency, when the worst read started, the
 disk writes during the run (plus those the final sync needed), the pages
 aipu wrote (its stat file, read at the end of the run), and the row's worst
-read as a fraction of kernel's and of pu's. Then whether the demo's claim
-holds (aipu's worst read at most a quarter of kernel's and of pu's; not
-decided when aipu's reads already exceeded that before it wrote anything),
-paced vs unpaced aipu, and aipu's counters per row. --timeline adds, per row, the
+read as a fraction of kernel's and of pu's. Then whether the demo's claims
+hold (CLAIMS, per disk model: on the strict-FIFO fifo94, Linux's and pu's
+worst reads last seconds, and aipu's is a small fraction of theirs; a
+fraction is not decided when aipu's reads already exceeded it before it
+wrote anything), paced vs unpaced aipu, and aipu's counters per row. --timeline adds, per row, the
 worst read of every 5-second window and the disk writes in it.
 
 Exit status: 0, or 1 if no result file was found or a run reported errors.
@@ -26,7 +27,23 @@ import os
 import sys
 
 WINDOW_S = 5.0
-CLAIM_FRACTION = 0.25
+# The demo's claims per disk model (env.txt's disk_model; results from
+# before it had one are the throttle's): the least worst read that Linux's
+# (row kernel) and pu's must reach, so that the model shows the paper's
+# effect, and for each aipu row the largest fraction of the lesser of
+# Linux's and pu's worst reads that its worst read may be.
+# fifo94's come from the benchmark's full run on that model (2026-11-23,
+# 6.1, six 45-s trials a row, docs/results.md): worst reads Linux 4.5-5.0 s
+# (every trial above 4.2 s), pu 4.7 s, paced aipu 68 ms (0.014 of Linux's),
+# unpaced aipu 369 ms (0.074-0.082). The limits leave room for one trial
+# under TCG on a host doing other work: 1 s against 4.2, 0.05 against 0.014,
+# 0.1 against 0.082 (the benchmark's own claim for unpaced aipu).
+# The throttle's are the demo's claims of before: at 60 IOPS Linux's burst
+# delays reads by ~0.3 s (2026-11-23 demo: 301 ms; aipu 45, paced 47).
+CLAIMS = {
+    "fifo94": {"seconds_ms": 1000.0, "rows": (("aipu", 0.05), ("aipu:pace=0", 0.1))},
+    "throttle": {"seconds_ms": None, "rows": (("aipu", 0.25),)},
+}
 QUIET_S = 29.0
 # Rows of the old demo, before rows had knobs (policy name = file name).
 LEGACY_ORDER = ("none", "kernel", "pu", "aipu")
@@ -140,87 +157,137 @@ def model_line(env):
         queues = "one request queue (virtio_blk num_request_queues=1)"
     else:
         queues = f"{nq} request queues"
+    if disk_model(env) == "fifo94":
+        disk = "fifo94, a strict FIFO: nbdkit serves one request at a time in arrival order, 16 ms added"
+    else:
+        disk = f"throttle, QEMU's I/O throttle at {env.get('iops', '60')} IOPS"
     return (
-        f"disk model: {queues}, {env.get('nr_requests', '?')} tags, QEMU throttle "
-        f"{env.get('iops', '60')} IOPS, scheduler {env.get('scheduler', '?')}, "
+        f"disk model {disk}; {queues}, {env.get('nr_requests', '?')} tags, "
+        f"scheduler {env.get('scheduler', '?')}, "
         f"wbt_lat_usec {env.get('wbt_lat_usec', '?')}, bdi min_ratio {env.get('min_ratio', '?')}"
     )
+
+
+def disk_model(env):
+    """fifo94 or throttle (results from before disk_model was recorded)."""
+    return env.get("disk_model") or "throttle"
 
 
 def worst_before(run, t_s):
     return max((ms for t, ms in run["series"]["reads"] if t < t_s), default=0.0)
 
 
-def claim(runs, summary):
-    """The demo's claim, on the plain aipu row: a verdict and its evidence.
+def fmt_read(ms):
+    return f"{ms / 1000:.2f} s" if ms >= 1000 else f"{ms:.0f} ms"
+
+
+def claim(runs, summary, model="throttle"):
+    """The demo's claims for disk model MODEL (CLAIMS): verdicts and evidence.
 
     Before QUIET_S none of kernel, pu and aipu has written a page (aipu's
     and pu's first writes come at 30 s, Linux's at 30-35 s): the worst read
     then is the harness's own noise (TCG, the host, Python), a floor under
-    every row's max. When aipu's own floor is already above the threshold,
-    its max says nothing about its writes and the run cannot decide.
+    every row's max. When an aipu row's own floor is already above its
+    limit, its max says nothing about its writes and the run cannot decide.
     """
-    need = ("aipu", "kernel", "pu")
+    spec = CLAIMS.get(model, CLAIMS["throttle"])
+    need = ("kernel", "pu")
     missing = [r for r in need if r not in runs]
     if missing:
         return (
-            f"claim not checked: it needs the rows {', '.join(need)} ({', '.join(missing)} missing)"
+            f"claims not checked: they need the rows kernel and pu ({', '.join(missing)} missing)"
         )
-    a, k, p = (max_ms(runs[r]) for r in need)
-    fk, fp = fraction(a, k), fraction(a, p)
-    limit = CLAIM_FRACTION * min(k, p)
-    floor = {r: worst_before(runs[r], QUIET_S) for r in need}
-    if a <= limit:
-        verdict = "HOLDS"
-    elif floor["aipu"] > limit:
-        verdict = "NOT DECIDED (aipu's reads exceeded the limit before it wrote anything)"
-    else:
-        verdict = "DOES NOT HOLD"
-    summary["claim"] = {
-        "fraction": CLAIM_FRACTION,
-        "limit_ms": round(limit, 3),
-        "aipu_max_over_kernel_max": round(fk, 4),
-        "aipu_max_over_pu_max": round(fp, 4),
-        "verdict": verdict.split(" (")[0],
-        "worst_read_before_s": {"s": QUIET_S, **{r: round(v, 3) for r, v in floor.items()}},
-    }
-    lines = [
-        f"claim (aipu's worst read <= 1/4 of kernel's and of pu's, here {limit:.0f} ms): "
-        f"{verdict}: aipu {a:.0f} ms = {fk:.2f} x kernel's {k:.0f} ms, {fp:.2f} x pu's {p:.0f} ms",
+    k, p = max_ms(runs["kernel"]), max_ms(runs["pu"])
+    lines, out = [], []
+    if spec["seconds_ms"] is not None:
+        low = spec["seconds_ms"]
+        verdict = "HOLDS" if min(k, p) >= low else "DOES NOT HOLD"
+        out.append({"claim": "linux_pu_seconds", "limit_ms": low, "verdict": verdict})
+        lines.append(
+            f"claim (the {model} model shows the paper's effect: Linux's and pu's worst reads "
+            f">= {fmt_read(low)}): {verdict}: kernel {fmt_read(k)}, pu {fmt_read(p)}"
+        )
+    for row, frac in spec["rows"]:
+        if row not in runs:
+            lines.append(f"claim on {display(row)} not checked: the demo ran no row {row}")
+            continue
+        a = max_ms(runs[row])
+        limit = frac * min(k, p)
+        floor = worst_before(runs[row], QUIET_S)
+        if a <= limit:
+            verdict = "HOLDS"
+        elif floor > limit:
+            verdict = (
+                f"NOT DECIDED ({display(row)}'s reads exceeded the limit before it wrote anything)"
+            )
+        else:
+            verdict = "DOES NOT HOLD"
+        out.append(
+            {
+                "claim": "max_read_fraction",
+                "row": row,
+                "fraction": frac,
+                "limit_ms": round(limit, 3),
+                "max_ms": round(a, 3),
+                "over_kernel_max": round(fraction(a, k), 4),
+                "over_pu_max": round(fraction(a, p), 4),
+                "worst_read_before_quiet_ms": round(floor, 3),
+                "verdict": verdict.split(" (")[0],
+            }
+        )
+        lines.append(
+            f"claim ({display(row)}'s worst read <= {frac:g} x kernel's and pu's, here "
+            f"{fmt_read(limit)}): {verdict}: {fmt_read(a)} = {fraction(a, k):.3f} x kernel's, "
+            f"{fraction(a, p):.3f} x pu's"
+        )
+        at = runs[row]["reads"].get("max_at_s", 0.0)
+        if at < QUIET_S:
+            lines.append(
+                f"  {display(row)}'s worst read came at {at:.1f} s, before it had written anything"
+            )
+    floors = {r: worst_before(runs[r], QUIET_S) for r in runs}
+    lines.append(
         f"  before {QUIET_S:.0f} s, when no update policy had written yet, the worst reads were "
-        + ", ".join(f"{r} {v:.0f} ms" for r, v in floor.items())
-        + " (the harness's own noise: a busy host raises it)",
-    ]
-    at = runs["aipu"]["reads"].get("max_at_s", 0.0)
-    if at < QUIET_S:
-        lines.append(f"  aipu's worst read came at {at:.1f} s, before aipu had written anything")
+        + ", ".join(f"{display(r)} {v:.0f} ms" for r, v in floors.items())
+        + " (the harness's own noise: a busy host raises it)"
+    )
+    summary["claims"] = {"model": model, "checks": out}
     return "\n".join(lines)
 
 
 def pace_lines(runs):
-    paced = [r for r in runs if r.startswith("aipu:") and "pace=1" in r.split(":", 1)[1].split(",")]
-    if "aipu" not in runs or not paced:
+    """aipu with the module's defaults (row aipu; pace=1 by default since
+    2026-11-25) against rows that set pace explicitly."""
+    knobbed = [
+        r
+        for r in runs
+        if r.startswith("aipu:")
+        and any(k in ("pace=0", "pace=1") for k in r.split(":", 1)[1].split(","))
+    ]
+    if "aipu" not in runs or not knobbed:
         return []
-    lines = ["paced vs unpaced aipu (read latency, ms):"]
-    for row in ["aipu"] + paced:
+    lines = ["aipu's defaults vs pace set explicitly (read latency, ms):"]
+
+    def name(row):
+        return "aipu (defaults)" if row == "aipu" else display(row)
+
+    for row in ["aipu"] + knobbed:
         r = runs[row]["reads"]
-        name = "aipu (pace=0)" if row == "aipu" else display(row)
         lines.append(
-            f"  {name:<24} mean {r.get('mean_ms', 0):6.1f}  p99 {r.get('p99_ms', 0):6.1f}  "
+            f"  {name(row):<24} mean {r.get('mean_ms', 0):6.1f}  p99 {r.get('p99_ms', 0):6.1f}  "
             f"max {r.get('max_ms', 0):6.0f}  ({r.get('over_100ms', 0)} reads > 100 ms)"
         )
     base = max_ms(runs["aipu"])
-    for row in paced:
+    for row in knobbed:
         lines.append(
-            f"  {display(row)}: worst read {fraction(max_ms(runs[row]), base):.2f} x unpaced aipu's"
+            f"  {display(row)}: worst read {fraction(max_ms(runs[row]), base):.2f} x aipu's (defaults)"
         )
     # What pacing costs: pages past the bound, and flusher passes.
-    for row in ["aipu"] + paced:
+    for row in ["aipu"] + knobbed:
         st = parse_stat(runs[row].get("attach", {}).get("stat"))
         if st:
-            name = "aipu (pace=0)" if row == "aipu" else display(row)
             lines.append(
-                f"  {name}: {st.get('pages_late', '?')} of {st.get('pages_written', '?')} "
+                f"  {name(row)}: {st.get('pages_late', '?')} of {st.get('pages_written', '?')} "
                 f"pages written later than max_age_ms + period_ms, "
                 f"{st.get('flusher_runs', '?')} flusher passes"
             )
@@ -321,7 +388,7 @@ def main(argv=None):
             )
     print(table(rows, header))
     print()
-    print(claim(runs, summary))
+    print(claim(runs, summary, disk_model(env)))
     pace = pace_lines(runs)
     if pace:
         print()

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Tests of bench/report.py on a small synthetic results tree.
+"""Tests of bench/report.py on a small synthetic results tree, and of the
+demo's claims and plot data (bench/summarize.py, bench/demo_plot.py).
 
 Run: cd /work/main && python3 -m unittest bench/test_report.py
 Standard library only; the plot test runs only where matplotlib imports.
@@ -17,7 +18,9 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import demo_plot  # noqa: E402
 import report  # noqa: E402
+import summarize  # noqa: E402
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 
@@ -362,6 +365,84 @@ class FunctionsTest(unittest.TestCase):
         self.assertEqual(
             report.per_second(samples, ["t_s", "read_ios", "write_ios"]), ([3, 3], [1, 3])
         )
+
+    def test_host_disk_line(self):
+        menv = {
+            "disk": "host:/dev/sdb",
+            "host_mode": "1",
+            "device_model": "ATA WDC WD10",
+            "device_size_bytes": str(1000 << 30),
+            "rotational": "1",
+            "scheduler": "mq-deadline",
+            "rate_auto": "1",
+            "rate_per_s": "44",
+        }
+        line = report.model_line("host", menv, PROBE)
+        self.assertIn("the real disk /dev/sdb on the machine itself, no VM", line)
+        self.assertIn("ATA WDC WD10, 1000 GiB, rotational", line)
+        self.assertIn("; scheduler mq-deadline", line)
+        self.assertNotIn("guest scheduler", line)
+        self.assertIn("44 pages/s (chosen from the probe", report.run_line(menv))
+
+
+def demo_run(max_ms, before_ms=30.0, at_s=35.0):
+    """A bench/workload.py result with a quiet read before 29 s and its worst at AT_S."""
+    return {
+        "reads": {"max_ms": max_ms, "max_at_s": at_s},
+        "series": {"reads": [[5.0, before_ms], [at_s, max_ms]]},
+    }
+
+
+class DemoClaimsTest(unittest.TestCase):
+    """bench/summarize.py's claims for the demo's disk models."""
+
+    def verdicts(self, runs, model):
+        summary = {}
+        text = summarize.claim(runs, summary, model)
+        return [c["verdict"] for c in summary["claims"]["checks"]], text
+
+    def test_fifo94_holds(self):
+        runs = {
+            "kernel": demo_run(4500),
+            "pu": demo_run(4200),
+            "aipu": demo_run(70),
+            "aipu:pace=0": demo_run(370),
+        }
+        verdicts, text = self.verdicts(runs, "fifo94")
+        self.assertEqual(verdicts, ["HOLDS", "HOLDS", "HOLDS"])
+        self.assertIn("here 210 ms", text)  # 0.05 x pu's 4200
+
+    def test_fifo94_fails(self):
+        # The model did not show seconds, and aipu's worst read is too large.
+        runs = {"kernel": demo_run(300), "pu": demo_run(4200), "aipu": demo_run(100, before_ms=5)}
+        verdicts, text = self.verdicts(runs, "fifo94")
+        self.assertEqual(verdicts, ["DOES NOT HOLD", "DOES NOT HOLD"])
+        self.assertIn("no row aipu:pace=0", text)
+
+    def test_not_decided_when_noise_exceeds_the_limit(self):
+        runs = {
+            "kernel": demo_run(4000),
+            "pu": demo_run(4000),
+            "aipu": demo_run(300, before_ms=250),
+        }
+        verdicts, _ = self.verdicts(runs, "fifo94")
+        self.assertEqual(verdicts[1], "NOT DECIDED")
+
+    def test_throttle_keeps_its_quarter(self):
+        runs = {"kernel": demo_run(300), "pu": demo_run(300), "aipu": demo_run(70)}
+        verdicts, text = self.verdicts(runs, "throttle")
+        self.assertEqual(verdicts, ["HOLDS"])
+        self.assertNotIn("paper's effect", text)
+
+    def test_dispatched_per_second(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "aipu.writes.gz")
+            with gzip.open(path, "wt") as f:
+                f.write("9.9 100 8 @marker\n10.2 8 8 aipu\n10.9 24 8 aipu\n12.5 40 8 aipu\n")
+                f.write("12.6 100 8 @marker\n13.0 56 8 sync\n")
+            # Timed from the first marker; the write after the second is the sync's.
+            self.assertEqual(demo_plot.dispatched_per_second(path, 4), [1, 1, 1, 0])
+            self.assertIsNone(demo_plot.dispatched_per_second(os.path.join(d, "none.gz"), 4))
 
 
 @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not installed for this python")

@@ -53,6 +53,7 @@ struct aipu_dev {
 	bool started, sleeping;
 	bool dead;			/* being reaped: add nothing (lock) */
 	unsigned int idle_ticks;	/* periods with nothing tracked */
+	unsigned long idle_since;	/* jiffies: last seen tracking */
 	struct task_struct *inheritor;	/* writing metadata: see hook.c */
 	unsigned long inherit_time;
 
@@ -69,12 +70,21 @@ struct aipu_dev {
 	struct list_head purges;
 };
 
+/* What stat and the histograms add up (src/dev.c). */
+struct aipu_sums {
+	struct aipu_stats st;
+	u64 hist[AIPU_HIST_BUCKETS];
+	u64 age_hist[AIPU_AGE_BUCKETS];
+	unsigned int devices;
+};
+
 struct aipu_dev *aipu_dev_get(struct backing_dev_info *bdi);
+void aipu_dev_sum(struct aipu_sums *sum, unsigned long *oldest);
 struct aipu_dev *aipu_dev_next(struct aipu_dev *d);
 unsigned long aipu_dev_lock(struct aipu_dev *d) __acquires(&d->lock);
 void aipu_dev_unlock(struct aipu_dev *d, unsigned long flags)
 	__releases(&d->lock);
-void aipu_dev_unlist(struct aipu_dev *d);
+void aipu_dev_retire(struct aipu_dev *d);
 void aipu_dev_free(struct aipu_dev *d);
 void aipu_dev_exit(void);
 
@@ -166,6 +176,7 @@ int aipu_flusher_start(void);
 void aipu_flusher_stop(void);
 void aipu_flusher_kick(void);
 void aipu_flusher_poke(struct aipu_dev *d);
+void aipu_flusher_want(struct aipu_dev *d);
 bool aipu_flusher_inherits(struct aipu_dev *d, unsigned long *time);
 pid_t aipu_flusher_pid(struct aipu_dev *d);
 

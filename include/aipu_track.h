@@ -149,6 +149,7 @@ unsigned long track_requeue(struct aipu_track *tr, struct aipu_run *r,
 			    pgoff_t start, pgoff_t end);
 void track_requeue_embedded(struct aipu_track *tr, struct aipu_run *r);
 void track_end_pass(struct aipu_track *tr, unsigned long issued);
+void track_stats_add(struct aipu_stats *sum, const struct aipu_stats *s);
 void track_written(struct aipu_track *tr, unsigned long pages,
 		   unsigned long age_ms);
 void track_done(struct aipu_track *tr, struct aipu_run *r);

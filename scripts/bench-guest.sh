@@ -3,6 +3,11 @@
 #
 # The benchmark suite's guest half: one device model, one VM boot
 # (scripts/bench.sh boots it: scripts/vm.sh --disk fifo:IOPS:BPS -- this).
+# With --host it runs on the machine itself, against a real disk
+# (scripts/bench.sh --host, which checks the disk first): it then leaves
+# the kernel's hooks alone (scripts/hold-hooks.sh is for QEMU's TCG only),
+# keeps the disk's request queues, and puts back the disk's scheduler, wbt,
+# bdi min_ratio and dirty_expire_centisecs when it ends.
 #
 # Sets the disk up as the model says (scheduler, writeback throttling,
 # request queues), makes ext4 on $AIPU_DISK, measures the device's service
@@ -25,11 +30,12 @@ set -euo pipefail
 
 usage() {
 	cat <<'EOF'
-usage: bench-guest.sh --model NAME [--scheduler none] [--wbt 0|default]
-           [--hw-queues 1] [--workloads "random bursty rewrite db overhead"]
+usage: bench-guest.sh --model NAME [--scheduler none|keep] [--wbt 0|default]
+           [--hw-queues 1|auto|keep] [--host]
+           [--workloads "random bursty rewrite db overhead"]
            [--rows "kernel pu aipu ..."] [--overhead-rows "none kernel aipu"]
            [--trials 6] [--trials-other 2] [--first-trial 1]
-           [--duration 45] [--rate 20]
+           [--duration 45] [--rate 20|auto]
            [--max-age-ms 30000] [--pu-interval-ms 30000] [--burst-every 30]
            [--db-seconds 60] [--probe-seconds 5] [--check]
 Runs in the guest (needs AIPU_DISK, AIPU_OUT, AIPU_KO); with --check it
@@ -38,6 +44,9 @@ for the other workloads; --first-trial numbers random's trials from N (to
 add trials to the cells of an earlier boot). --probe-seconds: how long the service time is
 measured (reads, then as long writes). --max-age-ms also sets Linux's
 dirty_expire_centisecs, so that scaled-down runs scale every policy alike.
+--rate auto: the writes keep the disk about a third busy (the paper's
+load): 1000 / (3 x the probe's mean write time in ms) pages a second, at
+most 1000. --scheduler keep and --wbt default leave the disk's own.
 EOF
 }
 
@@ -71,6 +80,7 @@ burst_every=30
 db_seconds=60
 probe_seconds=5
 check_only=0
+host=0
 
 need() {
 	[ $# -ge 2 ] || die "$1 needs a value: see --help."
@@ -95,18 +105,24 @@ while [ $# -gt 0 ]; do
 	--db-seconds) need "$@"; db_seconds=$2; shift 2 ;;
 	--probe-seconds) need "$@"; probe_seconds=$2; shift 2 ;;
 	--check) check_only=1; shift ;;
+	--host) host=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; die "unknown argument '$1': see the usage above." ;;
 	esac
 done
 
 [[ $model =~ ^[a-z0-9_]+$ ]] || die "--model must name the model in lower-case letters and digits (e.g. fifo94), not '$model'."
+auto_rate=0
+if [ "$rate" = auto ]; then
+	auto_rate=1
+	rate=20 # until the probe has measured the disk
+fi
 for v in trials trials_other first_trial duration rate max_age_ms pu_interval_ms burst_every db_seconds probe_seconds; do
 	[[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 ]] || die "--${v//_/-} must be a positive whole number, not '${!v}'."
 done
-[[ $scheduler =~ ^(none|mq-deadline|bfq|kyber)$ ]] || die "--scheduler must be none, mq-deadline, bfq or kyber, not '$scheduler'."
+[[ $scheduler =~ ^(none|mq-deadline|bfq|kyber|keep)$ ]] || die "--scheduler must be none, mq-deadline, bfq, kyber or keep, not '$scheduler'."
 [[ $wbt == default || $wbt =~ ^[0-9]+$ ]] || die "--wbt must be default or a latency in microseconds (0: off), not '$wbt'."
-[[ $hw_queues == auto || $hw_queues =~ ^[1-9][0-9]*$ ]] || die "--hw-queues must be auto or a positive number, not '$hw_queues'."
+[[ $hw_queues == auto || $hw_queues == keep || $hw_queues =~ ^[1-9][0-9]*$ ]] || die "--hw-queues must be auto, keep or a positive number, not '$hw_queues'."
 [ "$burst_every" -ge 2 ] || die "--burst-every must be at least 2 seconds (a burst lasts one)."
 for w in $workloads; do
 	case "$w" in random | bursty | rewrite | db | overhead) ;;
@@ -120,7 +136,7 @@ rows_check "$rows"
 [ "$NEED_KO" -eq 0 ] || need_ko=1
 [ "$check_only" -eq 0 ] || exit 0
 
-[ "$(id -u)" -eq 0 ] || die "must run as root inside the VM (it formats \$AIPU_DISK)."
+[ "$(id -u)" -eq 0 ] || die "must run as root (it formats \$AIPU_DISK)."
 if [ -z "${AIPU_OUT:-}" ] || [ ! -d "$AIPU_OUT" ] || [ ! -w "$AIPU_OUT" ]; then
 	die "AIPU_OUT must name a writable directory (scripts/vm.sh --out sets it)."
 fi
@@ -138,33 +154,66 @@ dev=$(basename "$AIPU_DISK")
 sysblk=/sys/block/$dev
 mnt=/tmp/aipu-bench
 blk=/tmp/aipu-bench-blk
+saved=/tmp/aipu-bench-settings.sh
+if [ "$host" -eq 1 ]; then
+	# A real machine's /tmp may hold anything: names of our own.
+	work=$(mktemp -d /tmp/aipu-bench.XXXXXX)
+	mnt=$work/mnt blk=$work/blk saved=$work/settings.sh
+fi
+# The kernel log from here on is what the run is judged by (on a real
+# machine, lines logged before the benchmark are not its business).
+log_since=$(cut -d' ' -f1 /proc/uptime)
 
 log() { echo "bench-guest: $(date +%T) $*"; }
 
 guest_log_start "$AIPU_OUT/guest.log"
 
-pin_tracepoints
+[ "$host" -eq 1 ] || pin_tracepoints
 disk_queues "$AIPU_DISK" "$hw_queues"
+disk_settings_save "$AIPU_DISK" "$saved"
+cleanup() {
+	row_unload 2>/dev/null || true
+	umount "$mnt" 2>/dev/null || true
+	disk_settings_restore "$saved"
+	# In a VM the whole boot; on a real machine what the kernel logged
+	# during the run (every line if it logs without time stamps).
+	dmesg 2>/dev/null | awk -v t="$log_since" -v host="$host" '
+		BEGIN { keep = -1 }
+		host && match($0, /^\[ *[0-9]+\.[0-9]+\]/) { keep = substr($0, 2, RLENGTH - 2) + 0 >= t }
+		!host || keep' >"$AIPU_OUT/dmesg.txt" || true
+	if [ "$host" -eq 1 ] && ! mountpoint -q "$mnt"; then
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
 disk_model "$AIPU_DISK" "$scheduler" "$wbt"
 echo $((max_age_ms / 10)) >/proc/sys/vm/dirty_expire_centisecs
 
-# The write file holds twice the pages a run dirties (they are
-# non-adjacent), with a margin; at least 32 MiB as in the demo.
-write_mib=$(((rate * duration * 2 * 4096 * 5 / 4 >> 20) + 1))
-[ "$write_mib" -ge 32 ] || write_mib=32
+# write_mib RATE: the write file holds twice the pages a run dirties (they
+# are non-adjacent), with a margin; at least 32 MiB as in the demo.
+write_mib() {
+	local m=$((($1 * duration * 2 * 4096 * 5 / 4 >> 20) + 1))
+	[ "$m" -ge 32 ] || m=32
+	echo "$m"
+}
+write_mib=$(write_mib "$rate")
 log "formatting $AIPU_DISK"
 mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 "$AIPU_DISK"
 mkdir -p "$mnt"
 mount -o noatime,lazytime "$AIPU_DISK" "$mnt"
-cleanup() {
-	row_unload 2>/dev/null || true
-	umount "$mnt" 2>/dev/null || true
-	dmesg >"$AIPU_OUT/dmesg.txt" 2>/dev/null || true
-}
-trap cleanup EXIT
 "$py" "$workload" prepare --dir "$mnt" --write-mib "$write_mib" --read-mib 64
 "$py" "$workload" probe --write-file "$mnt/write.dat" --read-file "$mnt/read.dat" \
 	--out "$AIPU_OUT/probe.json" --seconds "$probe_seconds"
+if [ "$auto_rate" -eq 1 ]; then
+	rate=$("$py" -c 'import json, sys
+w = json.load(open(sys.argv[1]))["write"]["mean_ms"]
+print(max(1, min(1000, round(1000 / (3 * w)))) if w > 0 else 1000)' "$AIPU_OUT/probe.json")
+	log "rate: $rate pages/s (a third of the disk's time at the probe's write service time)"
+	if [ "$(write_mib "$rate")" -gt "$write_mib" ]; then
+		write_mib=$(write_mib "$rate")
+		"$py" "$workload" prepare --dir "$mnt" --write-mib "$write_mib" --read-mib 64
+	fi
+fi
 
 {
 	echo "model $model"
@@ -188,6 +237,8 @@ trap cleanup EXIT
 	echo "trials_other $trials_other"
 	echo "duration_s $duration"
 	echo "rate_per_s $rate"
+	echo "rate_auto $auto_rate"
+	echo "host_mode $host"
 	echo "max_age_ms $max_age_ms"
 	echo "pu_interval_ms $pu_interval_ms"
 	echo "burst_every_s $burst_every"
@@ -199,32 +250,8 @@ trap cleanup EXIT
 	echo "sqlite $("$py" -c 'import sqlite3; print(sqlite3.sqlite_version)')"
 } >>"$AIPU_OUT/env.txt"
 
-# blk_start / blk_stop OUT: the writes queued on the disk meanwhile, as
-# "t_s sector sectors command" lines, gzipped into OUT, and the workload's
-# marker reads of the disk's last page (at the run's start and end) as
-# "t_s sector sectors @marker": bench/report.py cuts the trace to the run
-# with them, leaving out the final sync's writes.
-disk_pages=$(($(blockdev --getsize64 "$AIPU_DISK") / 4096))
-marker=$((disk_pages * 8 - 8))
-blk_start() {
-	rm -rf "$blk"
-	mkdir -p "$blk"
-	blktrace -d "$AIPU_DISK" -D "$blk" -o t >"$blk/log" 2>&1 &
-	blk_pid=$!
-	for _ in $(seq 100); do
-		[ -e "$blk/t.blktrace.0" ] && return 0
-		kill -0 "$blk_pid" 2>/dev/null || die "blktrace exited: $(cat "$blk/log")"
-		sleep 0.1
-	done
-	die "blktrace on $AIPU_DISK did not start within 10 s."
-}
-blk_stop() {
-	kill -INT "$blk_pid" 2>/dev/null || true
-	wait "$blk_pid" 2>/dev/null || true
-	blkparse -q -i t -D "$blk" -f '%T.%9t %a %d %S %n %C\n' 2>/dev/null |
-		awk -v m="$marker" '$2 == "Q" && $3 ~ /W/ { print $1, $4, $5, $6 }
-			$2 == "Q" && $3 ~ /R/ && $4 == m { print $1, $4, $5, "@marker" }' | gzip >"$1"
-}
+# The disk's queued writes during each run, and the workload's marker
+# reads: guest-lib.sh, blk_start and blk_stop.
 
 # run_cell WORKLOAD ROW TRIAL: one measurement.
 run_cell() {
@@ -247,7 +274,7 @@ run_cell() {
 	# (tens of ms later) pass before the clock starts.
 	sleep 1
 	log "$w trial $n: $row"
-	[ "$w" = overhead ] || blk_start
+	[ "$w" = overhead ] || blk_start "$AIPU_DISK" "$blk"
 	local rc=0
 	case "$w" in
 	random | bursty | rewrite)
@@ -273,7 +300,7 @@ run_cell() {
 		"$py" "$apps" files --dir "$mnt/files" --seconds 15 --out "$out" "${extra[@]}" || rc=$?
 		;;
 	esac
-	[ "$w" = overhead ] || blk_stop "$dir/trial$n.writes.gz"
+	[ "$w" = overhead ] || blk_stop "$AIPU_DISK" "$blk" Q "$dir/trial$n.writes.gz"
 	row_unload
 	[ "$rc" -eq 0 ] || echo "bench-guest: $w $row trial $n failed (status $rc)" >&2
 	return "$rc"

@@ -13,7 +13,9 @@
 #   5. the crash bound, short: one hard reset per kernel under aipu, pu, and
 #      the control with no writeback (which must lose data)
 #   6. the benchmark suite, smoke version: report.py's unit tests and one
-#      short cell per row (kernel, aipu) on the fifo94 model, 6.1
+#      short cell per row (kernel, aipu) on the fifo94 model, 6.1; then
+#      bench.sh --host (the benchmark on a real machine) in a VM against
+#      a virtio disk: its refusals and its smoke run (tests/bench/host.sh)
 # The last line is the total "N passed, N failed"; non-zero exit on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."

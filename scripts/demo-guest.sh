@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The demo's guest half: run inside one VM boot on the FIFO disk model
-# (scripts/vm.sh --disk fifo:60 ... -- scripts/demo-guest.sh).
+# The demo's guest half: run inside one VM boot on the demo's disk model
+# (scripts/demo.sh boots it: scripts/vm.sh --disk serial:16 (fifo94, the
+# default) or --disk fifo:60 (throttle) ... -- scripts/demo-guest.sh).
 #
 # Makes an ext4 file system on $AIPU_DISK, prepares a write file and a read
 # file on it, then for each row runs bench/workload.py (steady random
 # 4 KiB buffered writes + closed-loop O_DIRECT reads) and writes
-# $AIPU_OUT/<row>.json (':' and ',' in the row become '+').
+# $AIPU_OUT/<row>.json (':' and ',' in the row become '+') and, from
+# blktrace, the write requests dispatched to the disk during the run,
+# $AIPU_OUT/<row>.writes.gz (bench/demo_plot.py draws both). Before each
+# row it prints a progress line with an estimate of the time left.
 # Between runs: sync, drop caches, reload aipu.
 #
 # A row is POLICY[:KNOB=VALUE[,KNOB=VALUE...]]: POLICY is kernel, pu, aipu
@@ -100,6 +104,7 @@ dev=$(basename "$AIPU_DISK")
 sysblk=/sys/block/$dev
 [ -d "$sysblk" ] || die "$AIPU_DISK is not a whole disk (no $sysblk): give the disk, not a partition."
 mnt=/tmp/aipu-demo
+blk=/tmp/aipu-demo-blk
 
 log() { echo "demo-guest: $(date +%T) $*"; }
 
@@ -113,13 +118,17 @@ pin_tracepoints
 # queue is full cannot even get a tag until the other queue's writes have
 # drained: that is the multi-second stall (seen in the demo's samples: the
 # reader's queue stays at 256 busy tags while the other drains, ~4 s). With
-# --hw-queues 1 the reader always shares the writes' queue, gets a tag within
-# a few wake-up batches and then alternates with the writes in QEMU's
-# throttle: Linux's 30-s burst then delays reads by about 0.3 s, not 4 s,
-# and by about the same amount every run, whatever CPUs the reader and the
-# flusher run on: one queue (the default) is the demo's model.
+# --hw-queues 1 the reader always shares the writes' queue, so a read waits
+# for what was queued before it whatever CPUs the reader and the flusher
+# run on: one queue (the default) is the demo's model. On the default disk
+# model, fifo94 (scripts/demo.sh: nbdkit serves one request at a time in
+# arrival order), a read issued during Linux's 30-s burst then waits for
+# the ~255 writes queued ahead of it: 4-5 s, the paper's result. On the
+# throttle model (demo.sh --disk-model throttle) it gets a tag within a few
+# wake-up batches and then alternates with the writes in QEMU's throttle:
+# Linux's burst delays reads by about 0.3 s, not 4 s.
 #
-# It is not a strict FIFO: QEMU's throttle keeps reads and writes in
+# The throttle is not a strict FIFO: QEMU keeps reads and writes in
 # separate queues, so a read that has a tag waits for about one write, not
 # for every write queued before it. Nothing on the guest side makes it
 # stricter, and the demo leaves the tags alone (tried on 6.1, one run each,
@@ -133,7 +142,7 @@ pin_tracepoints
 #   aipu's worst read rose to 301 ms (its flusher and the reader then share
 #   the only CPU).
 # A strict FIFO needs a device outside the guest that serves requests one
-# at a time in arrival order; QEMU's throttle is not one.
+# at a time in arrival order: nbdkit with one thread (fifo94).
 #
 # virtio_blk is a module in Debian's kernels and the guest's root is not on
 # it, so it can be reloaded here.
@@ -176,9 +185,30 @@ log "preparing files"
 	echo "pu_interval_ms $pu_interval_ms"
 } >"$AIPU_OUT/env.txt"
 
+# progress I N ROW: the line before row I of N, with the time left: the
+# rows so far took what they took; a row not yet run is guessed at the
+# run's length plus 25 s (the sync that follows it, the reload, Python's
+# start under TCG: 20-30 s measured) until one has run.
+nrows=$(wc -w <<<"$rows")
+t_rows=$SECONDS
+progress() {
+	local i=$1 n=$2 each left
+	if [ "$i" -gt 1 ]; then
+		each=$(((SECONDS - t_rows) / (i - 1)))
+	else
+		each=$((duration + 25))
+	fi
+	left=$(((n - i + 1) * each))
+	printf 'demo: row %d of %d: %s (%d s); about %d min %02d s left\n' \
+		"$i" "$n" "$3" "$duration" $((left / 60)) $((left % 60))
+}
+
 status=0
+i=0
 for row in $rows; do
 	t_row=$SECONDS
+	i=$((i + 1))
+	progress "$i" "$nrows" "$row"
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	row_unload
@@ -193,13 +223,15 @@ for row in $rows; do
 	[ -z "$ROW_START" ] || extra+=(--start-cmd "$ROW_START")
 	sleep 2
 	log "row $row: ${duration} s, $rate pages/s"
+	blk_start "$AIPU_DISK" "$blk"
 	if ! "$py" "$workload" run --label "$row" \
 		--write-file "$mnt/write.dat" --read-file "$mnt/read.dat" \
 		--out "$AIPU_OUT/${row//[:,]/+}.json" --rate "$rate" --duration "$duration" \
-		--disk "$dev" --sync-after "${extra[@]}"; then
+		--disk "$dev" --marker "$AIPU_DISK" --sync-after "${extra[@]}"; then
 		echo "demo-guest: row $row: the workload failed (see above; dmesg in $AIPU_OUT/dmesg.txt)" >&2
 		status=1
 	fi
+	blk_stop "$AIPU_DISK" "$blk" D "$AIPU_OUT/${row//[:,]/+}.writes.gz"
 	row_unload
 	log "row $row: $((SECONDS - t_row)) s with the syncs and the reload"
 done

@@ -65,15 +65,16 @@ pin_tracepoints() {
 	"$GUEST_LIB_DIR/hold-hooks.sh" || echo "note: could not hold aipu's hook points" >&2
 }
 
-# disk_queues DISK N|auto: give DISK N request queues (virtio_blk is a
+# disk_queues DISK N|auto|keep: give DISK N request queues (virtio_blk is a
 # module in Debian's kernels and the guest's root is not on it, so it can
-# be reloaded); auto keeps one per CPU. Sets NQ to the number it has.
+# be reloaded); auto keeps one per CPU, keep leaves any disk as it is (a real
+# disk: bench.sh --host). Sets NQ to the number it has.
 # Why one queue: see scripts/demo-guest.sh.
 disk_queues() {
 	local disk=$1 want=$2 sysblk
 	sysblk=/sys/block/$(basename "$disk")
-	NQ=$(find "$sysblk/mq" -mindepth 1 -maxdepth 1 -type d | wc -l)
-	[ "$want" != auto ] && [ "$NQ" -ne "$want" ] || return 0
+	NQ=$(find "$sysblk/mq" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l)
+	[ "$want" != auto ] && [ "$want" != keep ] && [ "$NQ" -ne "$want" ] || return 0
 	echo "$disk has $NQ request queues: reloading virtio_blk with num_request_queues=$want"
 	modprobe -r virtio_blk || die "cannot unload virtio_blk to change $disk's request queues."
 	modprobe virtio_blk num_request_queues="$want" || die "cannot reload virtio_blk."
@@ -82,21 +83,47 @@ disk_queues() {
 	NQ=$(find "$sysblk/mq" -mindepth 1 -maxdepth 1 -type d | wc -l)
 }
 
-# disk_model DISK SCHEDULER WBT_LAT_USEC|default: the I/O scheduler and
-# writeback throttling of the model, and a reserved share of the
-# background threshold (without it Linux starts background writeback
-# after a few hundred dirty pages on a device with no history, before any
-# update policy acts: ../shared/notes/environment.md).
+# disk_model DISK SCHEDULER|keep WBT_LAT_USEC|default: the I/O scheduler
+# and writeback throttling of the model (keep and default leave the disk's
+# own), and a reserved share of the background threshold (without it Linux
+# starts background writeback after a few hundred dirty pages on a device
+# with no history, before any update policy acts:
+# ../shared/notes/environment.md).
 disk_model() {
 	local sysblk
 	sysblk=/sys/block/$(basename "$1")
-	echo "$2" >"$sysblk/queue/scheduler" || die "$1 cannot use scheduler $2."
+	if [ "$2" != keep ]; then
+		echo "$2" >"$sysblk/queue/scheduler" || die "$1 cannot use scheduler $2."
+	fi
 	if [ "$3" != default ] && [ -w "$sysblk/queue/wbt_lat_usec" ]; then
 		echo "$3" >"$sysblk/queue/wbt_lat_usec"
 	fi
 	echo 10 >"$sysblk/bdi/min_ratio"
 	# blk-mq's debugfs, for the per-queue busy tags the workload samples.
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+}
+
+# disk_settings_save DISK FILE: the settings disk_model and the benchmark
+# change (scheduler, wbt, bdi min_ratio, dirty_expire_centisecs), as shell
+# commands that put them back, into FILE; disk_settings_restore FILE runs
+# them. On a real machine (bench.sh --host) the benchmark leaves the disk
+# and the sysctl as it found them.
+disk_settings_save() {
+	local sysblk sched
+	sysblk=/sys/block/$(basename "$1")
+	sched=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "$sysblk/queue/scheduler")
+	{
+		[ -z "$sched" ] || printf 'echo %q >%q\n' "$sched" "$sysblk/queue/scheduler"
+		if [ -w "$sysblk/queue/wbt_lat_usec" ]; then
+			printf 'echo %q >%q\n' "$(cat "$sysblk/queue/wbt_lat_usec")" "$sysblk/queue/wbt_lat_usec"
+		fi
+		printf 'echo %q >%q\n' "$(cat "$sysblk/bdi/min_ratio")" "$sysblk/bdi/min_ratio"
+		printf 'echo %q >/proc/sys/vm/dirty_expire_centisecs\n' "$(cat /proc/sys/vm/dirty_expire_centisecs)"
+	} >"$2"
+}
+disk_settings_restore() {
+	[ -f "$1" ] || return 0
+	bash "$1" || echo "note: could not restore every setting in $1" >&2
 }
 
 # row_load ROW MAX_AGE_MS PU_INTERVAL_MS: load aipu for ROW with policy
@@ -146,6 +173,37 @@ row_unload() {
 	if [ -d /sys/module/aipu ]; then
 		rmmod aipu || die "rmmod aipu failed (see dmesg)."
 	fi
+}
+
+# blk_start DISK DIR: start blktrace on DISK, its files in DIR (emptied).
+# blk_stop DISK DIR ACTION OUT: stop it, and write the disk's write
+# requests at blktrace action ACTION (Q: queued, D: dispatched to the
+# device) as "t_s sector sectors command" lines, gzipped, into OUT, with
+# the workload's marker reads of the disk's last page (bench/workload.py
+# --marker, at the run's start and end, at their Q) as
+# "t_s sector sectors @marker": bench/report.py and bench/demo_plot.py cut
+# the trace to the run with them, leaving out the final sync's writes.
+blk_start() {
+	rm -rf "$2"
+	mkdir -p "$2"
+	blktrace -d "$1" -D "$2" -o t >"$2/log" 2>&1 &
+	blk_pid=$!
+	for _ in $(seq 100); do
+		[ -e "$2/t.blktrace.0" ] && return 0
+		kill -0 "$blk_pid" 2>/dev/null || die "blktrace exited: $(cat "$2/log")"
+		sleep 0.1
+	done
+	die "blktrace on $1 did not start within 10 s."
+}
+blk_stop() {
+	local pages marker
+	pages=$(($(blockdev --getsize64 "$1") / 4096))
+	marker=$((pages * 8 - 8))
+	kill -INT "$blk_pid" 2>/dev/null || true
+	wait "$blk_pid" 2>/dev/null || true
+	blkparse -q -i t -D "$2" -f '%T.%9t %a %d %S %n %C\n' 2>/dev/null |
+		awk -v m="$marker" -v a="$3" '$2 == a && $3 ~ /W/ { print $1, $4, $5, $6 }
+			$2 == "Q" && $3 ~ /R/ && $4 == m { print $1, $4, $5, "@marker" }' | gzip >"$4"
 }
 
 # dmesg_check FILE: print the lines of the kernel log FILE that the VM

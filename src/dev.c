@@ -26,6 +26,7 @@
 static LIST_HEAD(devs);			/* RCU */
 static DEFINE_SPINLOCK(devs_lock);	/* changing @devs */
 static unsigned int nr_devs;
+static struct aipu_sums retired;	/* of devices reaped; @devs_lock */
 
 static struct aipu_dev *dev_find(struct backing_dev_info *bdi)
 {
@@ -116,14 +117,56 @@ struct aipu_dev *aipu_dev_next(struct aipu_dev *d)
 	return n == &devs ? NULL : list_entry(n, struct aipu_dev, node);
 }
 
-/* Take dead @d off the list; readers may still see it until a grace period. */
-void aipu_dev_unlist(struct aipu_dev *d)
+static void sums_add(struct aipu_sums *sum, const struct aipu_track *tr)
 {
-	unsigned long flags;
+	unsigned int b;
+
+	track_stats_add(&sum->st, &tr->st);
+	for (b = 0; b < AIPU_HIST_BUCKETS; b++)
+		sum->hist[b] += tr->hist[b];
+	for (b = 0; b < AIPU_AGE_BUCKETS; b++)
+		sum->age_hist[b] += tr->age_hist[b];
+}
+
+/*
+ * What stat and the histograms show: every device's counters, and those of
+ * devices reaped since load, so that no counter ever goes down.  *@oldest:
+ * the age in jiffies of the oldest dirty data on any device.
+ */
+void aipu_dev_sum(struct aipu_sums *sum, unsigned long *oldest)
+{
+	unsigned long flags, f, o;
+	struct aipu_dev *d;
+
+	*oldest = 0;
+	spin_lock_irqsave(&devs_lock, flags);
+	*sum = retired;
+	sum->devices = 0;
+	list_for_each_entry(d, &devs, node) {
+		f = aipu_dev_lock(d);
+		sums_add(sum, &d->tr);
+		o = track_oldest(&d->tr, jiffies);
+		aipu_dev_unlock(d, f);
+		*oldest = max(*oldest, o);
+		sum->devices++;
+	}
+	spin_unlock_irqrestore(&devs_lock, flags);
+}
+
+/*
+ * Take dead @d, whose thread has stopped, off the list and keep its
+ * counters; readers may still see it until a grace period has passed.
+ */
+void aipu_dev_retire(struct aipu_dev *d)
+{
+	unsigned long flags, f;
 
 	spin_lock_irqsave(&devs_lock, flags);
 	list_del_rcu(&d->node);
 	nr_devs--;
+	f = aipu_dev_lock(d);
+	sums_add(&retired, &d->tr);
+	aipu_dev_unlock(d, f);
 	spin_unlock_irqrestore(&devs_lock, flags);
 }
 
@@ -144,4 +187,5 @@ void aipu_dev_exit(void)
 		aipu_dev_free(d);
 	}
 	nr_devs = 0;
+	memset(&retired, 0, sizeof(retired));
 }

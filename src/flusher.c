@@ -33,9 +33,12 @@
 #include "aipu_trace.h"
 
 /* Due runs moved to the pending list per hold of the device's lock. */
-#define AIPU_SCAN_BATCH 64
-/* Periods a device must track nothing before its queue is freed. */
+#define AIPU_SCAN_BATCH 32
+/* Pages put back per hold of the device's lock after a write. */
+#define AIPU_REQUEUE_BATCH 256
+/* A device must track nothing this many periods, and this long, to go. */
 #define AIPU_DEV_IDLE_TICKS 30
+#define AIPU_DEV_IDLE_MIN_MS 10000
 
 static struct delayed_work tick_work;
 static bool stopping;
@@ -59,16 +62,24 @@ bool aipu_flusher_inherits(struct aipu_dev *d, unsigned long *time)
 	return true;
 }
 
+/*
+ * Put back the still-dirty pages [start, end), AIPU_REQUEUE_BATCH pages per
+ * hold of the lock: a stretch holds at most that many runs and gaps, and a
+ * whole-file run's stretch can span a file's every run.
+ */
 static void requeue(struct aipu_dev *d, struct aipu_run *r, pgoff_t start,
 		    pgoff_t end, struct outcome *o)
 {
 	unsigned long flags;
+	pgoff_t stop;
 
-	if (start >= end)
-		return;
-	flags = aipu_dev_lock(d);
-	o->retried += track_requeue(&d->tr, r, start, end);
-	aipu_dev_unlock(d, flags);
+	for (; start < end; start = stop) {
+		stop = end - start > AIPU_REQUEUE_BATCH ?
+		       start + AIPU_REQUEUE_BATCH : end;
+		flags = aipu_dev_lock(d);
+		o->retried += track_requeue(&d->tr, r, start, stop);
+		aipu_dev_unlock(d, flags);
+	}
 }
 
 static void requeue_embedded(struct aipu_dev *d, struct aipu_run *r)
@@ -386,30 +397,36 @@ static void dev_start(struct aipu_dev *d)
 	if (IS_ERR(t))
 		return;		/* no memory: the next tick tries again */
 	d->task = t;
+	d->idle_since = jiffies;
 	/* d->task is set before anyone sees started: see started(). */
 	smp_store_release(&d->started, true);
 }
 
 /*
- * A device that has tracked nothing for AIPU_DEV_IDLE_TICKS periods (a loop
- * device long detached, a disk whose file systems are unmounted) is marked
- * dead under its lock, so no probe adds to it; one a tick.
+ * A device that has tracked nothing for AIPU_DEV_IDLE_TICKS periods and at
+ * least AIPU_DEV_IDLE_MIN_MS (a loop device long detached, a disk whose file
+ * systems are unmounted) is marked dead under its lock, so no probe adds to
+ * it; one a tick.
  */
 static struct aipu_dev *find_idle(void)
 {
+	unsigned long flags, now = jiffies;
 	struct aipu_dev *d, *idle = NULL;
-	unsigned long flags;
 
 	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
 		if (!started(d) || d->dead)
 			continue;
 		flags = aipu_dev_lock(d);
-		if (list_empty(&d->tr.trackers) && track_idle(&d->tr))
-			d->idle_ticks++;
-		else
+		if (!list_empty(&d->tr.trackers) || !track_idle(&d->tr)) {
 			d->idle_ticks = 0;
-		if (!idle && d->idle_ticks >= AIPU_DEV_IDLE_TICKS) {
+			d->idle_since = now;
+		} else {
+			d->idle_ticks++;
+		}
+		if (!idle && d->idle_ticks >= AIPU_DEV_IDLE_TICKS &&
+		    time_after(now, d->idle_since +
+			       msecs_to_jiffies(AIPU_DEV_IDLE_MIN_MS))) {
 			d->dead = true;
 			idle = d;
 		}
@@ -420,15 +437,18 @@ static struct aipu_dev *find_idle(void)
 }
 
 /*
- * Free a dead device's queue: once no RCU reader can see it, no probe, kick
- * or poke can wake its thread, and then the thread can be stopped.
+ * Free a dead device's queue.  Every probe, kick and poke checks dead inside
+ * an RCU read section, so after a grace period none can wake its thread and
+ * the thread can be stopped; its counters then go to the reaped devices'
+ * sums, and after a second grace period no reader of the list sees it.
  */
 static void reap(struct aipu_dev *d)
 {
-	aipu_dev_unlist(d);
 	synchronize_rcu();
 	kthread_stop(d->task);
 	aipu_purge_exit(d);
+	aipu_dev_retire(d);
+	synchronize_rcu();
 	aipu_dev_free(d);
 }
 
@@ -483,6 +503,16 @@ void aipu_flusher_kick(void)
 			wake_up_process(d->task);
 	rcu_read_unlock();
 	mod_delayed_work(system_unbound_wq, &tick_work, 0);
+}
+
+/*
+ * Probe context: a device the probes just made gets its thread from the
+ * tick, which is run now rather than at its next period (up to 60 s away).
+ */
+void aipu_flusher_want(struct aipu_dev *d)
+{
+	if (!started(d) && !READ_ONCE(stopping))
+		mod_delayed_work(system_unbound_wq, &tick_work, 0);
 }
 
 /*

@@ -96,6 +96,8 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 	aipu_dev_unlock(d, flags);
 	if (aipu_policy_wants_poke())
 		aipu_flusher_poke(d);
+	else
+		aipu_flusher_want(d);
 	rcu_read_unlock();
 }
 
@@ -131,6 +133,7 @@ static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 		aipu_policy_untracked();
 	}
 	aipu_dev_unlock(d, irqflags);
+	aipu_flusher_want(d);
 	rcu_read_unlock();
 }
 

@@ -21,7 +21,7 @@ unsigned int aipu_handover_ms = 35000;
 unsigned int aipu_stage_interval_ms = 1000;
 unsigned int aipu_stage_batch = 1;
 unsigned int aipu_write_alloc = AIPU_WRITE_UPDATE;
-unsigned int aipu_pace;
+unsigned int aipu_pace = 1;
 unsigned int aipu_max_batch;
 
 static char *policy = "kernel";
@@ -44,7 +44,7 @@ MODULE_PARM_DESC(stage_batch, "stage: page runs per staged batch (default 1)");
 module_param(write_alloc, charp, 0444);
 MODULE_PARM_DESC(write_alloc, "update: written pages stay cached; purge: dropped once clean (default update)");
 module_param_named(pace, aipu_pace, uint, 0444);
-MODULE_PARM_DESC(pace, "aipu: spread a period's writes across the period, 0 or 1 (default 0)");
+MODULE_PARM_DESC(pace, "aipu: spread a period's writes across the period, 0 or 1 (default 1)");
 module_param_named(max_batch, aipu_max_batch, uint, 0444);
 MODULE_PARM_DESC(max_batch, "aipu: at most this many pages per flusher pass, 0 = no limit (default 0)");
 

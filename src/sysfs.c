@@ -50,30 +50,6 @@ static ssize_t knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 	return ret ? ret : count;
 }
 
-/* Counters add up over devices; gauges too; maxima take the largest. */
-static void stats_add(struct aipu_stats *sum, const struct aipu_stats *s)
-{
-	sum->pages_dirtied += s->pages_dirtied;
-	sum->meta_dirtied += s->meta_dirtied;
-	sum->entries_scanned += s->entries_scanned;
-	sum->pages_written += s->pages_written;
-	sum->meta_written += s->meta_written;
-	sum->pages_clean += s->pages_clean;
-	sum->pages_retried += s->pages_retried;
-	sum->pages_tracked += s->pages_tracked;
-	sum->runs_tracked += s->runs_tracked;
-	sum->trackers += s->trackers;
-	sum->flusher_runs += s->flusher_runs;
-	sum->fallbacks += s->fallbacks;
-	sum->pages_deferred += s->pages_deferred;
-	sum->pages_late += s->pages_late;
-	sum->pages_staged += s->pages_staged;
-	sum->pages_purged += s->pages_purged;
-	sum->pages_not_purged += s->pages_not_purged;
-	sum->pages_evicting += s->pages_evicting;
-	sum->lock_hold_max_ns = max(sum->lock_hold_max_ns, s->lock_hold_max_ns);
-}
-
 /* One device's counters and the age of its oldest dirty data, in jiffies. */
 static void dev_snapshot(struct aipu_dev *d, struct aipu_stats *s,
 			 unsigned long *oldest)
@@ -88,20 +64,13 @@ static void dev_snapshot(struct aipu_dev *d, struct aipu_stats *s,
 static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 			 char *buf)
 {
-	unsigned long oldest = 0, o;
-	struct aipu_stats s = { 0 }, one;
-	struct aipu_dev *d;
-	unsigned int devs = 0;
+	struct aipu_sums sum;
+	struct aipu_stats s;
+	unsigned long oldest;
 	int n = 0;
 
-	rcu_read_lock();
-	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
-		dev_snapshot(d, &one, &o);
-		stats_add(&s, &one);
-		oldest = max(oldest, o);
-		devs++;
-	}
-	rcu_read_unlock();
+	aipu_dev_sum(&sum, &oldest);
+	s = sum.st;
 	aipu_hook_stats(&s);
 
 #define EMIT(name, val) (n += sysfs_emit_at(buf, n, name " %llu\n", \
@@ -127,7 +96,7 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 	EMIT("pages_evicting", s.pages_evicting);
 	EMIT("kupdate_off", aipu_kupdate_is_off());
 	EMIT("handover_left_ms", aipu_handover_left_ms());
-	EMIT("devices", devs);
+	EMIT("devices", sum.devices);
 	EMIT("lock_hold_max_ns", s.lock_hold_max_ns);
 	EMIT("mem_bytes", aipu_mem_bytes());
 #undef EMIT
@@ -168,20 +137,12 @@ static struct kobj_attribute stat_attr = __ATTR_RO(stat);
 static ssize_t hist_show(char *buf, bool age)
 {
 	int b, buckets = age ? AIPU_AGE_BUCKETS : AIPU_HIST_BUCKETS, n = 0;
-	u64 hist[AIPU_AGE_BUCKETS] = { 0 };
-	unsigned long flags;
-	struct aipu_dev *d;
+	struct aipu_sums sum;
+	unsigned long oldest;
+	const u64 *hist;
 
-	rcu_read_lock();
-	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
-		const u64 *src = age ? d->tr.age_hist : d->tr.hist;
-
-		flags = aipu_dev_lock(d);
-		for (b = 0; b < buckets; b++)
-			hist[b] += src[b];
-		aipu_dev_unlock(d, flags);
-	}
-	rcu_read_unlock();
+	aipu_dev_sum(&sum, &oldest);
+	hist = age ? sum.age_hist : sum.hist;
 	for (b = 0; b < buckets; b++) {
 		unsigned long lo = b ? 1UL << (b - 1) : 0;
 		unsigned long hi = b ? (1UL << b) - 1 : 0;

@@ -667,6 +667,30 @@ void track_end_pass(struct aipu_track *tr, unsigned long issued)
 	tr->st.flusher_runs++;
 }
 
+/* Counters add up over devices; gauges too; maxima take the largest. */
+void track_stats_add(struct aipu_stats *sum, const struct aipu_stats *s)
+{
+	sum->pages_dirtied += s->pages_dirtied;
+	sum->meta_dirtied += s->meta_dirtied;
+	sum->entries_scanned += s->entries_scanned;
+	sum->pages_written += s->pages_written;
+	sum->meta_written += s->meta_written;
+	sum->pages_clean += s->pages_clean;
+	sum->pages_retried += s->pages_retried;
+	sum->pages_tracked += s->pages_tracked;
+	sum->runs_tracked += s->runs_tracked;
+	sum->trackers += s->trackers;
+	sum->flusher_runs += s->flusher_runs;
+	sum->fallbacks += s->fallbacks;
+	sum->pages_deferred += s->pages_deferred;
+	sum->pages_late += s->pages_late;
+	sum->pages_staged += s->pages_staged;
+	sum->pages_purged += s->pages_purged;
+	sum->pages_not_purged += s->pages_not_purged;
+	sum->pages_evicting += s->pages_evicting;
+	sum->lock_hold_max_ns = max(sum->lock_hold_max_ns, s->lock_hold_max_ns);
+}
+
 /* @pages were written at @age_ms after they first became dirty. */
 void track_written(struct aipu_track *tr, unsigned long pages,
 		   unsigned long age_ms)

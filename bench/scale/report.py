@@ -4,15 +4,16 @@
 
 Usage: report.py RESULTS_DIR [--no-plots]
 
-RESULTS_DIR holds what bench/scale/scale wrote there: runs.json, files.json,
-threads.json, scan.json, kill.json, requeue.json, memory.json and meta.json
-(any may be missing when scale ran with --only). Writes into RESULTS_DIR/plots/:
+RESULTS_DIR holds what bench/scale/scale wrote there: noise.json, runs.json,
+files.json, threads.json, scan.json, kill.json, requeue.json, memory.json and
+meta.json (any may be missing when scale ran with --only). Writes into RESULTS_DIR/plots/:
 
   runs.png     ns per transition against pages dirtied in one file (median
                solid, p99 dashed), one line per pattern, log axes
   files.png    ns per transition against tracked files, log axes
   holds.png    phase 1's longest lock hold against the backlog, batched and
-               in one hold, and phase 2's take, log axes, the 50 us line
+               in one hold, and phase 2's take, log axes, the 50 us line and
+               the host's noise (the longest hold of a fixed 10 us computation)
   kill.png     eviction's longest hold against the file's runs, log axes
   threads.png  transitions a second, one thread against two
   requeue.png  phase 2's track_requeue() of a whole-file run: one hold
@@ -46,9 +47,28 @@ def median(v):
     return sorted(v)[(len(v) - 1) // 2]
 
 
+def noise_max(data):
+    """The longest hold of the fixed ~10 us computation (table 0), or None."""
+    noise = data.get("noise")
+    if not noise:
+        return None
+    rows = [r for r in noise["rows"] if r["target_ns"] >= 10000]
+    return max((r["hold"]["max"] for r in rows), default=None)
+
+
 def key_figures(data):
     """Markdown lines: the numbers the issue asks for, from the JSON."""
     out = ["## Key figures", ""]
+    noise = data.get("noise")
+    if noise:
+        parts = [
+            f"{r['when']}, {r['target_ns'] / 1000:.0f} us of work: p99.9 "
+            f"{us(r['hold']['p999']):.1f} us, max {us(r['hold']['max']):.1f} us"
+            for r in noise["rows"]
+        ]
+        out.append(
+            "- the host's noise (holds of a fixed computation, table 0): " + "; ".join(parts)
+        )
     runs = data.get("runs")
     if runs:
         for r in runs["rows"]:
@@ -240,6 +260,11 @@ def plot_all(data, plots):
                 label=f"phase 2 take, max ({layout})",
             )
         ax.axhline(TARGET_US, color="grey", lw=0.8, ls=":", label=f"{TARGET_US} us")
+        nm = noise_max(data)
+        if nm:
+            ax.axhline(
+                us(nm), color="black", lw=0.8, ls="-.", label="host noise: max of 10 us work"
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("backlog: due pages (one-page runs)")
@@ -266,6 +291,11 @@ def plot_all(data, plots):
             label="one hold, CPU",
         )
         ax.axhline(TARGET_US, color="grey", lw=0.8, ls=":", label=f"{TARGET_US} us")
+        nm = noise_max(data)
+        if nm:
+            ax.axhline(
+                us(nm), color="black", lw=0.8, ls="-.", label="host noise: max of 10 us work"
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("runs of the evicted file")
@@ -330,7 +360,7 @@ def main():
     ap.add_argument("dir", type=Path)
     ap.add_argument("--no-plots", action="store_true")
     args = ap.parse_args()
-    names = ("meta", "runs", "files", "threads", "scan", "kill", "requeue", "memory")
+    names = ("meta", "noise", "runs", "files", "threads", "scan", "kill", "requeue", "memory")
     data = {n: load(args.dir, n) for n in names}
     data = {k: v for k, v in data.items() if v is not None}
     if len(data) <= 1:

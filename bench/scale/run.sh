@@ -9,8 +9,8 @@
 #                load), the key figures and every table
 #   tables.md    scale's own output
 #   env.txt      the same facts, one "key: value" a line
-#   *.json       scale's measurements (runs, files, threads, scan, kill,
-#                memory, meta)
+#   *.json       scale's measurements (noise, runs, files, threads, scan,
+#                kill, memory, requeue, meta)
 #   plots/*.png  report.py's plots
 #
 # Usage: bench/scale/run.sh [--quick] [--rounds N] [--out DIR] [--only LIST]
@@ -79,7 +79,7 @@ cmd="bench/scale/run.sh${args[*]:+ ${args[*]}}${out:+ --out $out}"
 {
 	echo "date: $start"
 	echo "command: $cmd"
-	echo "binary: nice -n 5 build/bench/scale/scale ${args[*]:-} --out <dir>"
+	echo "binary: nice -n 5 build/bench/scale/scale${args[*]:+ ${args[*]}} --out <dir>"
 	echo "commit: $commit"
 	if [ -n "$dirty" ]; then
 		echo "sources differ from the commit: $(echo "$dirty" | tr '\n' ';')"
@@ -119,7 +119,7 @@ key=$("$python" "$here/report.py" "$dir")
 	echo "Host CPU: $cpu, $cores cores; $compiler; load average before: $load_before."
 	echo "The host is shared: other engineers' QEMU guests and builds may have run meanwhile"
 	echo "(env.txt lists the busiest processes before and after; each table gives the"
-	echo "hypervisor's steal time and the preempted samples)."
+	echo "hypervisor's steal time and the disturbed samples, and table 0 the host's own noise)."
 	echo
 	echo "$key"
 	echo

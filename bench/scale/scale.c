@@ -1711,6 +1711,106 @@ static void measure_memory(void)
 	json_close(f);
 }
 
+/* ---- 0. the environment's noise: holds of a fixed computation ---- */
+
+static volatile u64 sink;
+
+/* A chain of dependent multiplies: no memory traffic, not vectorized away. */
+static void fixed_work(unsigned long iters)
+{
+	u64 x = iters;
+	unsigned long i;
+
+	for (i = 0; i < iters; i++)
+		x = x * 6364136223846793005ull + i;
+	sink = x;
+}
+
+/* Iterations of fixed_work() that take about @ns here, now. */
+static unsigned long calibrate(double ns)
+{
+	unsigned long iters = 1000;
+	struct timed t = { 0 };
+	double med;
+	int i;
+
+	for (i = 0; i < 101; i++) {
+		u64 t0 = now_ns();
+
+		fixed_work(iters);
+		timed_add(&t, now_ns() - t0, false);
+	}
+	med = stats_of(&t).median;
+	timed_free(&t);
+	return med > 0 ? (unsigned long)(iters * ns / med) + 1 : iters;
+}
+
+static FILE *noise_json;
+
+/*
+ * @n holds of a fixed computation of about @target ns, timed and filtered as
+ * the real holds are: whatever spread they show is the host's, not aipu's.
+ */
+static void noise_row(const char *when, double target, unsigned long n,
+		      unsigned long iters)
+{
+	struct timed t = { 0 };
+	unsigned long i;
+	struct stats st;
+	u64 t0, t1;
+	long cs;
+
+	for (i = 0; i < n; i++) {
+		if (i % (n / 4) == 0)
+			timed_round(&t);
+		cs = disturbances();
+		pthread_spin_lock(&devs[0].lock);
+		t0 = now_ns();
+		fixed_work(iters);
+		t1 = now_ns();
+		pthread_spin_unlock(&devs[0].lock);
+		timed_add(&t, t1 - t0, disturbances() != cs);
+	}
+	fprintf(noise_json, "%s{\"when\": \"%s\", \"target_ns\": %.0f, "
+		"\"iters\": %lu", ftell(noise_json) > 60 ? ",\n" : "", when,
+		target, iters);
+	st = json_timed(noise_json, "hold", &t);
+	fprintf(noise_json, "}");
+	printf("| %s | %.0f | %lu | %.2f | %.2f | %.1f | %.1f | %.1f | %lu |\n",
+	       when, target / 1e3, n, st.median / 1e3, st.p99 / 1e3,
+	       st.p999 / 1e3, st.max / 1e3, st.round_max / 1e3, t.disturbed);
+	fflush(stdout);
+	timed_free(&t);
+}
+
+static void measure_noise(const char *when)
+{
+	static unsigned long it1, it10;
+
+	if (!noise_json) {
+		noise_json = json_open("noise");
+		fprintf(noise_json, "{\"measurement\": \"noise\", \"unit\": "
+			"\"ns per hold\", \"rows\": [\n");
+		it1 = calibrate(1000);
+		it10 = calibrate(10000);
+		printf("\n## 0. The host's noise: holds of a fixed computation\n\n");
+		printf("Before and after the measurements: holds of the lock around a fixed chain of dependent multiplies (no memory traffic), calibrated to about 1 µs and 10 µs, timed and filtered exactly as the real holds (disturbed ones left out). Their spread is the host's (the hypervisor's steal, interrupts, the other core's tenant), not aipu's: a real hold's maximum no higher than these maxima says nothing about the code. Holds in µs; \"max (rounds)\": the median of four quarters' maxima.\n\n");
+		printf("| when | work µs | holds | median µs | p99 µs | p99.9 µs | max µs | max (rounds) µs | disturbed holds |\n");
+		printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	}
+	noise_row(when, 1000, quick ? 20000 : 200000, it1);
+	noise_row(when, 10000, quick ? 4000 : 100000, it10);
+}
+
+static void noise_finish(void)
+{
+	if (!noise_json)
+		return;
+	fprintf(noise_json, "\n]}\n");
+	json_close(noise_json);
+	noise_json = NULL;
+}
+
 /* ---- main ---- */
 
 static double timer_overhead(void)
@@ -1739,7 +1839,8 @@ static void usage(void)
 		"  --quick     sizes up to 100,000, fewer rounds (a few seconds)\n"
 		"  --rounds N  rounds per measurement (default 3, 1..12)\n"
 		"  --out DIR   an existing directory for the JSON files (default .)\n"
-		"  --only LIST comma-separated: runs,files,threads,scan,kill,requeue\n"
+		"  --only LIST comma-separated: noise,runs,files,threads,scan,kill,\n"
+		"              requeue\n"
 		"              (the memory table comes with runs and files)\n");
 	exit(2);
 }
@@ -1825,6 +1926,8 @@ int main(int argc, char **argv)
 	       quick ? "quick" : "full", rounds, timer);
 	printf("The tracker table is a STAND-IN for the kernel's rhashtable (a chained hash table, 64 buckets, doubled above 75%% load between timed batches as rhashtable's deferred worker would), not the kernel's code. Runs and trackers come from per-CPU free lists reserved before timing (the slab's fast path). A batch or hold during which the thread was switched out or took a page fault (\"disturbed\", read with getrusage() outside the timed window) is counted apart and left out of percentiles and maxima: the kernel holds the lock with interrupts off. Interrupts and the hypervisor's steal are not detected.\n");
 	fflush(stdout);
+	if (wanted(only, "noise"))
+		measure_noise("before");
 	if (wanted(only, "runs"))
 		measure_runs(full, nsz);
 	if (wanted(only, "files"))
@@ -1835,10 +1938,17 @@ int main(int argc, char **argv)
 		measure_scan(full, nsz);
 	if (wanted(only, "kill"))
 		measure_kill();
-	if (wanted(only, "requeue"))
-		measure_requeue();
 	if (nr_mem_rows)
 		measure_memory();
+	if (wanted(only, "requeue"))
+		measure_requeue();
+	if (wanted(only, "noise")) {
+		printf("\n## 0. (again) The host's noise, after\n\n");
+		printf("| when | work µs | holds | median µs | p99 µs | p99.9 µs | max µs | max (rounds) µs | disturbed holds |\n");
+		printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+		measure_noise("after");
+		noise_finish();
+	}
 	f = json_open("meta");
 	fprintf(f, "{\"mode\": \"%s\", \"rounds\": %u, \"batch\": %d, "
 		"\"scan_batch\": %d, \"kill_batch\": %d, \"shrink_batch\": %d, "

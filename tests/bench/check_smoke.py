@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """Check what `scripts/bench.sh --smoke` left in its results directory.
 
-Usage: check_smoke.py DIR [BENCH_EXIT_STATUS]
+Usage: check_smoke.py DIR [BENCH_EXIT_STATUS] [--model fifo94|host]
 
 The smoke run is one cell per row (kernel and aipu) of the random workload
-on the fifo94 model. It passes when every part of the suite did its job:
+on the fifo94 model (or, with --model host, on the real disk of
+`scripts/bench.sh --host --smoke`, tests/bench/host.sh). It passes when every part of the suite did its job:
 the guest measured the model's service time, each row's workload ran and
 recorded reads, blktrace recorded the disk's writes, aipu (and only aipu)
 wrote pages under policy aipu and none under policy kernel, and the report
@@ -18,7 +19,6 @@ import json
 import os
 import sys
 
-MODEL = "fifo94"
 WORKLOAD = "random"
 ROWS = ("kernel", "aipu")
 
@@ -65,13 +65,42 @@ def writers(path):
     return out
 
 
-def check_probe(c, mdir):
+def read_env(path):
+    try:
+        with open(path) as f:
+            return dict(line.split(" ", 1) for line in f.read().splitlines() if " " in line)
+    except OSError:
+        return {}
+
+
+def check_probe(c, mdir, model):
     probe = load_json(os.path.join(mdir, "probe.json")) or {}
     mean = probe.get("read", {}).get("mean_ms", 0)
-    # fifo94 adds 16 ms to each request (about 18-20 ms in all under TCG);
-    # anything from 5 to 100 ms says the model is there and the probe
-    # measured it.
-    c.check(5 <= mean <= 100, "the model's read service time was measured", f"{mean} ms")
+    if model == "fifo94":
+        # fifo94 adds 16 ms to each request (about 18-20 ms in all under
+        # TCG); anything from 5 to 100 ms says the model is there and the
+        # probe measured it.
+        c.check(5 <= mean <= 100, "the model's read service time was measured", f"{mean} ms")
+        return
+    # A real disk: any time at all, but one was measured.
+    wmean = probe.get("write", {}).get("mean_ms", 0)
+    c.check(
+        0 < mean < 1000 and 0 < wmean < 1000,
+        "the disk's read and write service times were measured",
+        f"read {mean} ms, write {wmean} ms",
+    )
+    env = read_env(os.path.join(mdir, "env.txt"))
+    rate = env.get("rate_per_s", "")
+    c.check(
+        env.get("rate_auto") == "1" and rate.isdigit() and int(rate) >= 1,
+        "the write rate was chosen from the measured write time",
+        f"rate_auto {env.get('rate_auto')}, rate_per_s {rate}",
+    )
+    c.check(
+        env.get("host_mode") == "1" and env.get("disk", "").startswith("host:"),
+        "the results say they come from a real disk, not a VM model",
+        f"disk {env.get('disk')}",
+    )
 
 
 def check_row(c, mdir, row):
@@ -109,20 +138,29 @@ def check_report(c, rdir):
 
 
 def main(argv):
-    if len(argv) not in (2, 3) or (len(argv) == 3 and not argv[2].isdigit()):
-        print("usage: check_smoke.py RESULTS_DIR [BENCH_EXIT_STATUS]")
+    args, model = list(argv[1:]), "fifo94"
+    if "--model" in args:
+        i = args.index("--model")
+        model = args[i + 1] if i + 1 < len(args) else ""
+        del args[i : i + 2]
+    if (
+        model not in ("fifo94", "host")
+        or len(args) not in (1, 2)
+        or (len(args) == 2 and not args[1].isdigit())
+    ):
+        print("usage: check_smoke.py RESULTS_DIR [BENCH_EXIT_STATUS] [--model fifo94|host]")
         return 2
     c = Checks()
-    if len(argv) == 3:
-        c.check(argv[2] == "0", "scripts/bench.sh --smoke exited 0", f"status {argv[2]}")
-    if not c.check(os.path.isdir(argv[1]), "the results directory exists", argv[1]):
+    if len(args) == 2:
+        c.check(args[1] == "0", "scripts/bench.sh --smoke exited 0", f"status {args[1]}")
+    if not c.check(os.path.isdir(args[0]), "the results directory exists", args[0]):
         print(f"{c.passed} passed, {c.failed} failed")
         return 1
-    mdir = os.path.join(argv[1], MODEL)
-    check_probe(c, mdir)
+    mdir = os.path.join(args[0], model)
+    check_probe(c, mdir, model)
     for row in ROWS:
         check_row(c, mdir, row)
-    check_report(c, argv[1])
+    check_report(c, args[0])
     print(f"{c.passed} passed, {c.failed} failed")
     return 1 if c.failed else 0
 

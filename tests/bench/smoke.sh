@@ -6,7 +6,12 @@
 #      matplotlib, so the plots are drawn too);
 #   2. scripts/bench.sh --smoke (one VM boot: fifo94, the random workload,
 #      rows kernel and aipu, one short trial, then the report), and
-#      tests/bench/check_smoke.py on what it left.
+#      tests/bench/check_smoke.py on what it left;
+#   3. scripts/bench.sh --host (the benchmark on a real test machine), in a
+#      VM against a virtio disk: its refusals, then its smoke run
+#      (tests/bench/host.sh, a second boot);
+#   4. the scale benchmark's quick run (bench/scale/run.sh --quick, on the
+#      host's CPU, a few seconds): it runs and writes its results.
 # Ends with "N passed, N failed"; exit status 1 if anything failed.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -40,5 +45,44 @@ else
 	echo "FAIL: check_smoke.py ended without its counts: $last"
 	fail=$((fail + 1))
 fi
+
+# count OUTPUT: add the "N passed, N failed" its last line gives.
+count() {
+	local last
+	last=$(tail -n 1 <<<"$1")
+	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		pass=$((pass + BASH_REMATCH[1]))
+		fail=$((fail + BASH_REMATCH[2]))
+	else
+		echo "FAIL: $2 ended without its counts: $last"
+		fail=$((fail + 1))
+	fi
+}
+"$root/tests/bench/host.sh" 2>&1 | tee "$root/build/bench-host.log" || true
+count "$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$root/build/bench-host.log" | tail -n 1)" tests/bench/host.sh
+
+# 4. The scale benchmark, quick (bench/scale: src/track.c on the host's CPU,
+#    sizes up to 100,000): it must run and leave its tables and plots. No
+#    speed is asserted.
+scale=$root/build/bench-scale-smoke
+rm -rf "$scale"
+if "$root/bench/scale/run.sh" --quick --out "$scale" >"$root/build/bench-scale-smoke.log" 2>&1; then
+	missing=""
+	for f in summary.md tables.md runs.json files.json scan.json kill.json memory.json plots/holds.png; do
+		[ -s "$scale/$f" ] || missing="$missing $f"
+	done
+	if [ -z "$missing" ] && grep -q '^| 100,000 | scattered |' "$scale/tables.md"; then
+		echo "PASS: bench/scale --quick: tables, JSON and plots in build/bench-scale-smoke/"
+		pass=$((pass + 1))
+	else
+		echo "FAIL: bench/scale --quick left no${missing:- phase-1 row for 100,000 pages} (see build/bench-scale-smoke.log)"
+		fail=$((fail + 1))
+	fi
+else
+	tail -n 20 "$root/build/bench-scale-smoke.log"
+	echo "FAIL: bench/scale/run.sh --quick (see build/bench-scale-smoke.log)"
+	fail=$((fail + 1))
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

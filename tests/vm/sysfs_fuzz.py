@@ -46,7 +46,7 @@ NUMBERS = {
     "handover_ms": (0, 3600000, 35000),
     "stage_interval_ms": (0, 3600000, 1000),
     "stage_batch": (1, 65536, 1),
-    "pace": (0, 1, 0),
+    "pace": (0, 1, 1),
     "max_batch": (0, 1 << 24, 0),
 }
 CHOICES = {

@@ -20,7 +20,7 @@ declare -A MAX=([max_age_ms]=3600000 [period_ms]=60000 [pu_interval_ms]=3600000
 	[handover_ms]=3600000 [stage_interval_ms]=3600000 [stage_batch]=65536 [pace]=1
 	[max_batch]=16777216)
 declare -A DEF=([max_age_ms]=30000 [period_ms]=1000 [pu_interval_ms]=30000 [handover_ms]=35000
-	[stage_interval_ms]=1000 [stage_batch]=1 [pace]=0 [max_batch]=0)
+	[stage_interval_ms]=1000 [stage_batch]=1 [pace]=1 [max_batch]=0)
 
 # 1. Bad module parameters: insmod refuses them.
 insmod_refused() { # PARAM=VALUE
