@@ -59,9 +59,10 @@ static inline unsigned long aipu_inode_state(struct inode *inode)
  * writeback_control to the inode (wbc_attach_fdatawrite_inode(), exported)
  * and call ->writepages.  Left out: do_writepages()'s update of the
  * device's write-bandwidth estimate, which Linux's own flusher and dirty
- * throttling keep doing.  (A count taken from the range's dirty tags
- * before and after filemap_flush_range() raced with the writer whose
- * dirtying woke the flusher: t_stage's stage_interval_ms=0 lost pages.)
+ * throttling keep doing.  This gives the exact count filemap_fdatawrite_wbc()
+ * gives on 6.1 and 6.12; a count from the range's dirty tags before and
+ * after filemap_flush_range() would also count pages someone else cleaned
+ * in between.
  */
 static inline unsigned long aipu_write_range(struct address_space *m,
 					     pgoff_t start, pgoff_t end)
