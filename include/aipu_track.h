@@ -58,6 +58,7 @@ struct aipu_tracker {
 	void *host;			/* its struct inode */
 	struct rb_root runs;
 	struct aipu_run whole, meta;	/* embedded: never need memory */
+	struct aipu_run *issuing;	/* the run the flusher is writing */
 	unsigned int users;		/* flusher references: issuing, purging */
 	unsigned long nr_runs;		/* allocated runs in @runs */
 	bool dead;			/* mapping evicted; free when unused */
@@ -83,6 +84,7 @@ struct aipu_stats {
 	u64 pages_purged;	/* dropped from the cache after writeback */
 	u64 pages_not_purged;	/* still cached: dirtied again, mapped, ... */
 	u64 pages_evicting;	/* dirtied on a mapping being evicted */
+	u64 pages_redirtied;	/* dirtied again after a declined write */
 	u64 lock_hold_max_ns;	/* longest hold of the device's lock */
 };
 
@@ -133,6 +135,8 @@ void track_meta(struct aipu_track *tr, struct aipu_tracker *t,
 		unsigned long time, bool was_clean);
 void track_whole(struct aipu_track *tr, struct aipu_tracker *t,
 		 unsigned long time);
+void track_redirty(struct aipu_track *tr, struct aipu_tracker *t,
+		   pgoff_t start, unsigned long nr, unsigned long time);
 
 bool track_scan(struct aipu_track *tr, unsigned long cutoff, bool all,
 		unsigned long limit, unsigned int *budget);

@@ -4,7 +4,8 @@
 # Build aipu.ko for every kernel whose headers are installed
 # (/lib/modules/*/build) and every kernel tree scripts/kernel-tree.sh has
 # prepared ($AIPU_CACHE/kernel-*/linux-source-*, AIPU_CACHE defaulting to
-# /var/cache/aipu), into build/<kver>/aipu.ko.
+# /var/cache/aipu), into build/<kver>/aipu.ko, and the VM tests' own module
+# (tests/vm/decline) into build/<kver>/aipu_decline.ko.
 #
 #   scripts/build-all.sh [--tree DIR]... [make args...]   e.g. C=1 W=1
 #
@@ -98,6 +99,20 @@ source_files() {
 	return 0
 }
 
+# The VM tests' own module (tests/vm/decline: t_redirty), built with the
+# same flags into build/<kver>/aipu_decline.ko, its log appended to aipu's.
+build_test_module() { # KDIR OUT [make args...]
+	local kdir=$1 out=$2 dtree
+	shift 2
+	dtree="$out/decline-tree"
+	rm -rf "$dtree"
+	mkdir -p "$dtree"
+	cp tests/vm/decline/Kbuild tests/vm/decline/*.c "$dtree/"
+	rm -f "$out/aipu_decline.ko"
+	make -j"$jobs" -C "$kdir" M="$root/$dtree" "$@" modules >>"$out/build.log" 2>&1 &&
+		cp "$dtree/aipu_decline.ko" "$out/aipu_decline.ko"
+}
+
 jobs=$(nproc 2>/dev/null || echo 2)
 failed=()
 built=()
@@ -127,6 +142,12 @@ for kdir in "${kdirs[@]}"; do
 	if make -j"$jobs" -C "$kdir" M="$root/$tree" "$@" ${check:+"$check"} modules >"$log" 2>&1 &&
 		[ -f "$tree/aipu.ko" ]; then
 		cp "$tree/aipu.ko" "$out/aipu.ko"
+		build_test_module "$kdir" "$out" "$@" ${check:+"$check"} || {
+			tail -n 20 "$log" >&2
+			echo "build-all: $kver: the test module tests/vm/decline FAILED (log: $log)" >&2
+			failed+=("$kver")
+			continue
+		}
 		# Show warnings (sparse, W=1, modpost, a checker the kernel
 		# turned off) even on success.
 		grep -E 'warning:|error:|WARNING:|not available or not up to date' "$log" || true

@@ -40,8 +40,14 @@
 #define AIPU_DEV_IDLE_TICKS 30
 #define AIPU_DEV_IDLE_MIN_MS 10000
 
-static struct delayed_work tick_work;
-static bool stopping;
+static void tick_fn(struct work_struct *w);
+static DECLARE_DELAYED_WORK(tick_work, tick_fn);
+/*
+ * Until aipu_flusher_start() nothing may queue the tick: the probes run
+ * from aipu_hook_init() on, and if loading fails before the flusher starts,
+ * no work item may outlive the module.
+ */
+static bool stopping = true;
 
 /* Per issued run: what happened to its pages. */
 struct outcome {
@@ -471,7 +477,7 @@ static void tick_fn(struct work_struct *w)
 
 int aipu_flusher_start(void)
 {
-	INIT_DELAYED_WORK(&tick_work, tick_fn);
+	WRITE_ONCE(stopping, false);
 	queue_delayed_work(system_unbound_wq, &tick_work, 0);
 	return 0;
 }

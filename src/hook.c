@@ -13,6 +13,10 @@
  * tells us an inode is being evicted (unlink, umount, device removal) before
  * its memory goes, so no run outlives its mapping.
  *
+ * A folio dirtied again because its write was declined keeps the first-dirty
+ * time it had (track_redirty()): the kernel itself does not count that as a
+ * new dirtying.
+ *
  * The probes only record; everything that can wait is left to the flusher.
  */
 #include <linux/backing-dev.h>
@@ -67,8 +71,16 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 	unsigned long nr = folio_nr_pages(folio), flags, time;
 	struct aipu_tracker *t;
 	struct aipu_dev *d;
-	bool pending, gone;
+	bool pending, gone, redirty;
 
+	/*
+	 * The flag is set and the tag not yet when a clean folio is dirtied;
+	 * a folio whose write was declined (folio_redirty_for_writepage())
+	 * had its flag cleared for the write but kept its tag, which only
+	 * starting writeback clears.
+	 */
+	redirty = xa_get_mark(&mapping->i_pages, folio->index,
+			      PAGECACHE_TAG_DIRTY);
 	rcu_read_lock();
 	d = aipu_mapping_dev(mapping, &t);
 	if (!d) {
@@ -82,7 +94,10 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 		u64 fb = aipu_trace_fallbacks(d);
 
 		time = record_time(d, &pending);
-		track_pages(&d->tr, t, folio->index, nr, time, pending);
+		if (redirty && !pending)
+			track_redirty(&d->tr, t, folio->index, nr, time);
+		else
+			track_pages(&d->tr, t, folio->index, nr, time, pending);
 		aipu_trace_fallback_since(d, fb, mapping, AIPU_FB_NO_RUN, nr);
 	} else if (gone) {
 		d->tr.st.pages_dirtied += nr;

@@ -61,6 +61,7 @@ static int __init aipu_init(void)
 out_shrink:
 	aipu_shrink_exit();
 out_flusher:
+	aipu_hook_exit();	/* no probe may queue the stopped flusher's tick */
 	aipu_flusher_stop();
 out_hook:
 	aipu_hook_exit();

@@ -94,6 +94,7 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 	EMIT("pages_purged", s.pages_purged);
 	EMIT("pages_not_purged", s.pages_not_purged);
 	EMIT("pages_evicting", s.pages_evicting);
+	EMIT("pages_redirtied", s.pages_redirtied);
 	EMIT("kupdate_off", aipu_kupdate_is_off());
 	EMIT("handover_left_ms", aipu_handover_left_ms());
 	EMIT("devices", sum.devices);

@@ -326,6 +326,45 @@ void track_pages(struct aipu_track *tr, struct aipu_tracker *t,
 	list_add_tail(&r->lru, pending ? &tr->pending : &tr->waiting);
 }
 
+/* Will the flusher put [start, end) back at its issued run's time? */
+static bool being_issued(const struct aipu_tracker *t, pgoff_t start,
+			 pgoff_t end)
+{
+	const struct aipu_run *i = t->issuing;
+
+	return i && (i->kind == AIPU_WHOLE ||
+		     (i->kind == AIPU_PAGES && i->start <= start && end <= i->end));
+}
+
+/*
+ * Pages [start, start + nr) were dirtied again without having been written:
+ * a ->writepage declined them (folio_redirty_for_writepage(): a buffer it
+ * could not lock, reclaim).  That is no new first dirtying, so no page may
+ * get a later time for it.  Pages a run covers keep it; pages of the run the
+ * flusher is writing are put back at that run's time once the write returns
+ * (track_requeue()); only pages aipu never knew get @time.
+ */
+void track_redirty(struct aipu_track *tr, struct aipu_tracker *t,
+		   pgoff_t start, unsigned long nr, unsigned long time)
+{
+	pgoff_t pos = start, end = start + nr, stop;
+	struct aipu_run *c;
+
+	tr->st.pages_redirtied += nr;
+	if (being_issued(t, start, end))
+		return;
+	while (pos < end) {
+		c = run_from(t, pos);
+		if (c && c->start <= pos) {
+			pos = c->end;
+			continue;
+		}
+		stop = (c && c->start < end) ? c->start : end;
+		track_pages(tr, t, pos, stop - pos, time, false);
+		pos = stop;
+	}
+}
+
 static void embed_queue(struct aipu_track *tr, struct aipu_run *r,
 			unsigned long time)
 {
@@ -581,6 +620,7 @@ struct aipu_run *track_take(struct aipu_track *tr, unsigned long cutoff,
 		tr->st.pages_tracked -= run_pages(r);
 	}
 	r->state = AIPU_ISSUING;
+	r->t->issuing = r;
 	return r;
 }
 
@@ -688,6 +728,7 @@ void track_stats_add(struct aipu_stats *sum, const struct aipu_stats *s)
 	sum->pages_purged += s->pages_purged;
 	sum->pages_not_purged += s->pages_not_purged;
 	sum->pages_evicting += s->pages_evicting;
+	sum->pages_redirtied += s->pages_redirtied;
 	sum->lock_hold_max_ns = max(sum->lock_hold_max_ns, s->lock_hold_max_ns);
 }
 
@@ -722,6 +763,8 @@ void track_done(struct aipu_track *tr, struct aipu_run *r)
 {
 	struct aipu_tracker *t = r->t;
 
+	if (t->issuing == r)
+		t->issuing = NULL;
 	if (r->state == AIPU_ISSUING) {
 		if (r->kind == AIPU_PAGES)
 			run_free(tr, r);

@@ -3,11 +3,11 @@
  * Unit tests of aipu's age-ordered tracking (src/track.c) in user space.
  *
  * Directed tests pin down each rule; a model-based test then drives random
- * dirtying, cleaning by "someone else", flusher passes with locked pages and
- * allocation failures, and checks after every step that each dirty page is
- * covered exactly once, never by a time later than its first dirtying (and
- * exactly its time while memory lasts), that the age list is sorted and that
- * the counters match the structure.
+ * dirtying, cleaning by "someone else", writes declined by ->writepage,
+ * flusher passes with locked pages and allocation failures, and checks after
+ * every step that each dirty page is covered exactly once, never by a time
+ * later than its first dirtying (and exactly its time while memory lasts),
+ * that the age list is sorted and that the counters match the structure.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -406,6 +406,40 @@ static int t_requeued_pages_outlive_issued_run(void)
 	return 0;
 }
 
+/*
+ * A write declined by ->writepage (folio_redirty_for_writepage()) dirties
+ * the page again without its having been written: it keeps its first-dirty
+ * time, whether its run is waiting or being written.
+ */
+static int t_redirty_keeps_time(void)
+{
+	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
+	struct aipu_run *r;
+
+	track_pages(&tr, t, 0, 10, 100, false);
+	track_pages(&tr, t, 20, 1, 150, false);
+	track_redirty(&tr, t, 20, 1, 300);	/* waiting: keeps 150 */
+	CHECK(run_at(t, 20)->time == 150 && count_runs(t) == 2);
+	scan(200, false, 0);
+	r = track_take(&tr, 0, true);
+	CHECK(r && r->start == 0 && r->end == 10 && t->issuing == r);
+	/* Declined while its run is being written: no run of its own ... */
+	track_redirty(&tr, t, 3, 1, 300);
+	CHECK(!run_at(t, 3));
+	/* ... and put back at the run's time when the write returns. */
+	CHECK(track_requeue(&tr, r, 3, 4) == 1);
+	track_done(&tr, r);
+	CHECK(!t->issuing);
+	CHECK(run_at(t, 3)->time == 100);
+	/* A page aipu never knew (dirty before load) gets the time given. */
+	track_redirty(&tr, t, 2, 3, 400);
+	CHECK(run_at(t, 2)->time == 400 && run_at(t, 3)->time == 100 &&
+	      run_at(t, 4)->time == 400);
+	CHECK(tr.st.pages_redirtied == 5 && tr.st.pages_tracked == 4);
+	CHECK(tr.st.pages_dirtied == 13);
+	return 0;
+}
+
 static int t_alloc_failure_degrades(void)
 {
 	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
@@ -716,9 +750,12 @@ static int model_pass(struct model *m, struct aipu_tracker **ts,
 			track_done(&tr, r);
 			continue;
 		}
-		for (i = s; i < e; i++)
+		for (i = s; i < e; i++) {
 			if (m->dirty[k][i] && rand() % 5)
 				m->dirty[k][i] = false;	/* written */
+			else if (m->dirty[k][i] && rand() % 2)
+				track_redirty(&tr, r->t, i, 1, now); /* declined */
+		}
 		/* Requeue each still-dirty stretch, as requeue_dirty() does. */
 		for (i = s; i < e; i++) {
 			pgoff_t j = i;
@@ -788,8 +825,17 @@ static int t_model(void)
 			track_pages(&tr, ts[k], i, nr, now, false);
 		} else if (op < 70) {
 			m.dirty[k][i] = false;	/* fsync / reclaim */
-		} else if (op < 95) {
+		} else if (op < 92) {
 			now += rand() % 3;
+		} else if (op < 95) {
+			/* Someone's write of a dirty folio was declined. */
+			pgoff_t j;
+			bool dirty = true;
+
+			for (j = i; j < i + nr; j++)
+				dirty &= m.dirty[k][j];
+			if (dirty)
+				track_redirty(&tr, ts[k], i, nr, now);
 		} else {
 			if (model_pass(&m, ts, now, age))
 				return 1;
@@ -815,6 +861,7 @@ static const struct test tests[] = {
 	{ "stage_oldest_first", t_stage_oldest_first },
 	{ "requeue_keeps_old_time", t_requeue_keeps_old_time },
 	{ "requeued_pages_outlive_issued_run", t_requeued_pages_outlive_issued_run },
+	{ "redirty_keeps_time", t_redirty_keeps_time },
 	{ "alloc_failure_degrades", t_alloc_failure_degrades },
 	{ "meta", t_meta },
 	{ "kill_while_issuing", t_kill_while_issuing },
