@@ -43,7 +43,7 @@ struct aipu_dev {
 	struct list_head node;		/* every device, RCU */
 	struct backing_dev_info *bdi;	/* referenced */
 	char name[32];			/* "8:0", as in /sys/class/bdi */
-	spinlock_t lock;
+	raw_spinlock_t lock;		/* raw: the probes run atomic on RT */
 	u64 locked_at;			/* local_clock() when @lock was taken */
 	struct aipu_track tr;
 	unsigned long created;		/* jiffies */
@@ -79,6 +79,7 @@ struct aipu_sums {
 };
 
 struct aipu_dev *aipu_dev_get(struct backing_dev_info *bdi);
+void aipu_dev_refill(void);
 void aipu_dev_sum(struct aipu_sums *sum, unsigned long *oldest);
 struct aipu_dev *aipu_dev_next(struct aipu_dev *d);
 unsigned long aipu_dev_lock(struct aipu_dev *d) __acquires(&d->lock);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything aipu's build, tests and benchmarks need on a fresh
-# Debian 12 machine: the 6.1 and 6.12 kernels (images and headers), QEMU,
+# Debian 12 machine: the 6.1 and 6.12 kernels and 6.1's PREEMPT_RT flavour
+# (images and headers), QEMU,
 # the guest-side tools, the style checkers, dkms, bpftrace, trace-cmd and
 # virtme-ng. Idempotent. (The 7.2 source and a newer sparse are fetched
 # by scripts/kernel-source.sh and scripts/sparse-build.sh when make check
@@ -15,7 +16,7 @@ command -v apt-get >/dev/null || die "this script expects Debian 12 (apt-get not
 export DEBIAN_FRONTEND=noninteractive
 
 stamp=/var/lib/aipu-deps.stamp
-want_version=6
+want_version=7
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_version" ] &&
 	command -v vng >/dev/null && command -v ruff >/dev/null && command -v nbdkit >/dev/null &&
 	command -v dkms >/dev/null && command -v bpftrace >/dev/null && command -v trace-cmd >/dev/null &&
@@ -35,6 +36,7 @@ k612=$(apt-cache search --names-only '^linux-headers-6\.12\.[0-9]+\+deb12-amd64$
 apt-get install -y -qq --no-install-recommends \
 	build-essential bc kmod cpio flex bison libelf-dev libssl-dev \
 	linux-image-amd64 linux-headers-amd64 \
+	linux-image-rt-amd64 linux-headers-rt-amd64 \
 	"linux-image-${k612}-unsigned" "linux-headers-${k612}" \
 	linux-source-6.1 \
 	qemu-system-x86 qemu-utils nbdkit \

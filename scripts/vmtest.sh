@@ -7,7 +7,8 @@
 #   scripts/vmtest.sh [KVER...]
 #
 # Default: every kernel in /lib/modules that has /boot/vmlinuz-<kver> and a
-# built build/<kver>/aipu.ko (scripts/build-all.sh). A kernel named
+# built build/<kver>/aipu.ko (scripts/build-all.sh), except PREEMPT_RT ones
+# (6.1.0-56-rt-amd64: name them). A kernel named
 # explicitly runs even without aipu.ko (the aipu tests then skip); it may
 # also be one scripts/kernel-tree.sh built (e.g. 7.2.13-aipu: make vmtest
 # KVER=7.2.13-aipu after make kerneltree), booted from its tree.
@@ -56,6 +57,9 @@ if [ $# -gt 0 ]; then
 else
 	for d in /lib/modules/*/; do
 		k=$(basename "$d")
+		# PREEMPT_RT kernels only when named (make vmtest KVER=...):
+		# make check builds for them but keeps to one boot per kernel line.
+		case "$k" in *-rt-*) continue ;; esac
 		[ -f "/boot/vmlinuz-$k" ] && [ -f "build/$k/aipu.ko" ] && kvers+=("$k")
 	done
 	[ ${#kvers[@]} -gt 0 ] ||

@@ -24,9 +24,14 @@
 #define AIPU_DEVS_MAX 1024
 
 static LIST_HEAD(devs);			/* RCU */
-static DEFINE_SPINLOCK(devs_lock);	/* changing @devs */
+static DEFINE_RAW_SPINLOCK(devs_lock);	/* changing @devs */
 static unsigned int nr_devs;
 static struct aipu_sums retired;	/* of devices reaped; @devs_lock */
+/*
+ * PREEMPT_RT: the probes may not call the slab (src/mem.c), so a device
+ * they make is one allocated beforehand in process context.
+ */
+static struct aipu_dev *spare;		/* @devs_lock */
 
 static struct aipu_dev *dev_find(struct backing_dev_info *bdi)
 {
@@ -38,19 +43,30 @@ static struct aipu_dev *dev_find(struct backing_dev_info *bdi)
 	return NULL;
 }
 
-static struct aipu_dev *dev_new(struct backing_dev_info *bdi)
+static void dev_init(struct aipu_dev *d, struct backing_dev_info *bdi)
 {
-	struct aipu_dev *d = kzalloc(sizeof(*d), GFP_NOWAIT | __GFP_NOWARN);
-
-	if (!d)
-		return NULL;
 	d->bdi = bdi;
 	strscpy(d->name, bdi_dev_name(bdi), sizeof(d->name));
-	spin_lock_init(&d->lock);
+	raw_spin_lock_init(&d->lock);
 	track_init(&d->tr);
 	INIT_LIST_HEAD(&d->purges);
 	d->created = jiffies;
-	return d;
+}
+
+/* Process context: a spare device for the probes of a PREEMPT_RT kernel. */
+void aipu_dev_refill(void)
+{
+	struct aipu_dev *d;
+	unsigned long flags;
+
+	if (!IS_ENABLED(CONFIG_PREEMPT_RT) || READ_ONCE(spare))
+		return;
+	d = kzalloc(sizeof(*d), GFP_KERNEL | __GFP_NOWARN);
+	raw_spin_lock_irqsave(&devs_lock, flags);
+	if (!spare)
+		swap(spare, d);
+	raw_spin_unlock_irqrestore(&devs_lock, flags);
+	kfree(d);
 }
 
 /*
@@ -59,25 +75,29 @@ static struct aipu_dev *dev_new(struct backing_dev_info *bdi)
  */
 struct aipu_dev *aipu_dev_get(struct backing_dev_info *bdi)
 {
-	struct aipu_dev *d = dev_find(bdi), *made;
+	struct aipu_dev *d = dev_find(bdi), *made = NULL;
 	unsigned long flags;
 
 	if (d)
 		return d;
-	made = dev_new(bdi);
-	if (!made)
-		return NULL;
-	spin_lock_irqsave(&devs_lock, flags);
+	if (!IS_ENABLED(CONFIG_PREEMPT_RT))
+		made = kzalloc(sizeof(*made), GFP_NOWAIT | __GFP_NOWARN);
+	raw_spin_lock_irqsave(&devs_lock, flags);
 	d = dev_find(bdi);
 	if (!d && nr_devs < AIPU_DEVS_MAX) {
-		bdi_get(bdi);
-		list_add_tail_rcu(&made->node, &devs);
-		nr_devs++;
-		d = made;
-		made = NULL;
+		if (!made)
+			swap(made, spare);
+		if (made) {
+			dev_init(made, bdi);
+			bdi_get(bdi);
+			list_add_tail_rcu(&made->node, &devs);
+			nr_devs++;
+			d = made;
+			made = NULL;
+		}
 	}
-	spin_unlock_irqrestore(&devs_lock, flags);
-	kfree(made);
+	raw_spin_unlock_irqrestore(&devs_lock, flags);
+	kfree(made);		/* never on PREEMPT_RT: only a kzalloc'd one */
 	return d;
 }
 
@@ -91,7 +111,7 @@ unsigned long aipu_dev_lock(struct aipu_dev *d)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&d->lock, flags);
+	raw_spin_lock_irqsave(&d->lock, flags);
 	d->locked_at = local_clock();
 	return flags;
 }
@@ -103,7 +123,7 @@ void aipu_dev_unlock(struct aipu_dev *d, unsigned long flags)
 
 	if (held > d->tr.st.lock_hold_max_ns)
 		d->tr.st.lock_hold_max_ns = held;
-	spin_unlock_irqrestore(&d->lock, flags);
+	raw_spin_unlock_irqrestore(&d->lock, flags);
 }
 
 /*
@@ -139,7 +159,7 @@ void aipu_dev_sum(struct aipu_sums *sum, unsigned long *oldest)
 	struct aipu_dev *d;
 
 	*oldest = 0;
-	spin_lock_irqsave(&devs_lock, flags);
+	raw_spin_lock_irqsave(&devs_lock, flags);
 	*sum = retired;
 	sum->devices = 0;
 	list_for_each_entry(d, &devs, node) {
@@ -150,7 +170,7 @@ void aipu_dev_sum(struct aipu_sums *sum, unsigned long *oldest)
 		*oldest = max(*oldest, o);
 		sum->devices++;
 	}
-	spin_unlock_irqrestore(&devs_lock, flags);
+	raw_spin_unlock_irqrestore(&devs_lock, flags);
 }
 
 /*
@@ -161,13 +181,13 @@ void aipu_dev_retire(struct aipu_dev *d)
 {
 	unsigned long flags, f;
 
-	spin_lock_irqsave(&devs_lock, flags);
+	raw_spin_lock_irqsave(&devs_lock, flags);
 	list_del_rcu(&d->node);
 	nr_devs--;
 	f = aipu_dev_lock(d);
 	sums_add(&retired, &d->tr);
 	aipu_dev_unlock(d, f);
-	spin_unlock_irqrestore(&devs_lock, flags);
+	raw_spin_unlock_irqrestore(&devs_lock, flags);
 }
 
 /* @d is unlisted, unseen and its work cancelled; its queue is empty. */
@@ -188,4 +208,6 @@ void aipu_dev_exit(void)
 	}
 	nr_devs = 0;
 	memset(&retired, 0, sizeof(retired));
+	kfree(spare);
+	spare = NULL;
 }

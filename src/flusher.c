@@ -14,7 +14,7 @@
  * retried next period; pages found clean are dropped.
  *
  * A tick work, once a period, does what is not per device: Linux's periodic
- * writeback on or off, the probes' memory reserve, a thread for each device
+ * writeback on or off, the probes' memory reserves, a thread for each device
  * the probes made since, and freeing the queue of a device long idle.
  */
 #include <linux/blkdev.h>
@@ -462,6 +462,7 @@ static void tick_fn(struct work_struct *w)
 	struct aipu_dev *d;
 
 	aipu_mem_refill();
+	aipu_dev_refill();
 	aipu_kupdate_update();
 	/* Only the tick adds threads or removes devices: no RCU needed. */
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d))

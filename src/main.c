@@ -43,6 +43,7 @@ static int __init aipu_init(void)
 	if (ret)
 		goto out_mem;
 	aipu_policy_init();
+	aipu_dev_refill();
 	ret = aipu_hook_init();
 	if (ret)
 		goto out_policy;

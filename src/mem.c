@@ -8,6 +8,14 @@
  * burst of dirtying under memory pressure still gets per-page times; only
  * when the reserve is empty too does tracking degrade (see track.c).
  *
+ * PREEMPT_RT: a device's lock is a raw spinlock, and RT's slab may be called
+ * neither to allocate nor to free under one (its own locks sleep there).  So
+ * on RT runs and trackers come from the reserve alone, a larger one that
+ * every flusher pass and the tick refill, and objects freed under a lock go
+ * back to it, or onto a list that the same process-context refill frees.
+ * Dirtying faster than a period's reserve degrades, counted, as on any
+ * kernel when memory runs out.
+ *
  * Both caches are SLAB_ACCOUNT: a run or tracker is charged to the memory
  * cgroup of the task that dirtied the page, like the page cache it
  * describes, so a container's writers cannot make aipu use memory outside
@@ -15,19 +23,23 @@
  * coarser bound, counted in fallbacks.  Trackers are freed after an RCU
  * grace period (lookups take no lock: src/mapping.c).
  */
+#include <linux/llist.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 
 #include "aipu.h"
 
-#define AIPU_RESERVE_RUNS	512
-#define AIPU_RESERVE_TRACKERS	32
+/* May the slab be called with a device's lock held, interrupts off? */
+#define AIPU_SLAB_ATOMIC	(!IS_ENABLED(CONFIG_PREEMPT_RT))
+#define AIPU_RESERVE_RUNS	(AIPU_SLAB_ATOMIC ? 512 : 8192)
+#define AIPU_RESERVE_TRACKERS	(AIPU_SLAB_ATOMIC ? 32 : 512)
 
 struct reserve {
 	struct kmem_cache *cache;
-	spinlock_t lock;		/* @nr and @obj */
+	raw_spinlock_t lock;		/* @nr and @obj */
 	unsigned int nr, cap;
 	void **obj;
+	struct llist_head to_free;	/* !AIPU_SLAB_ATOMIC: freed under a lock */
 	atomic_long_t live;		/* objects handed out, not yet freed */
 };
 
@@ -36,14 +48,16 @@ static struct reserve trackers = { .cap = AIPU_RESERVE_TRACKERS };
 
 static void *reserve_alloc(struct reserve *rs)
 {
-	void *p = kmem_cache_alloc(rs->cache, GFP_NOWAIT | __GFP_NOWARN);
+	void *p = NULL;
 	unsigned long flags;
 
+	if (AIPU_SLAB_ATOMIC)
+		p = kmem_cache_alloc(rs->cache, GFP_NOWAIT | __GFP_NOWARN);
 	if (!p && READ_ONCE(rs->nr)) {
-		spin_lock_irqsave(&rs->lock, flags);
+		raw_spin_lock_irqsave(&rs->lock, flags);
 		if (rs->nr)
 			p = rs->obj[--rs->nr];
-		spin_unlock_irqrestore(&rs->lock, flags);
+		raw_spin_unlock_irqrestore(&rs->lock, flags);
 	}
 	if (p)
 		atomic_long_inc(&rs->live);
@@ -52,8 +66,30 @@ static void *reserve_alloc(struct reserve *rs)
 
 static void reserve_free(struct reserve *rs, void *p)
 {
+	unsigned long flags;
+
 	atomic_long_dec(&rs->live);
-	kmem_cache_free(rs->cache, p);
+	if (AIPU_SLAB_ATOMIC) {
+		kmem_cache_free(rs->cache, p);
+		return;
+	}
+	raw_spin_lock_irqsave(&rs->lock, flags);
+	if (rs->nr < rs->cap) {
+		rs->obj[rs->nr++] = p;
+		p = NULL;
+	}
+	raw_spin_unlock_irqrestore(&rs->lock, flags);
+	if (p)
+		llist_add(p, &rs->to_free);	/* a dead object is node enough */
+}
+
+/* Process context: what was freed where the slab could not be called. */
+static void reserve_drain(struct reserve *rs)
+{
+	struct llist_node *n, *next;
+
+	llist_for_each_safe(n, next, llist_del_all(&rs->to_free))
+		kmem_cache_free(rs->cache, n);
 }
 
 struct aipu_run *aipu_run_alloc(void)
@@ -97,16 +133,17 @@ static void reserve_refill(struct reserve *rs)
 	unsigned long flags;
 	void *p;
 
+	reserve_drain(rs);
 	while (READ_ONCE(rs->nr) < rs->cap) {
 		p = kmem_cache_alloc(rs->cache, GFP_KERNEL | __GFP_NOWARN);
 		if (!p)
 			return;
-		spin_lock_irqsave(&rs->lock, flags);
+		raw_spin_lock_irqsave(&rs->lock, flags);
 		if (rs->nr < rs->cap) {
 			rs->obj[rs->nr++] = p;
 			p = NULL;
 		}
-		spin_unlock_irqrestore(&rs->lock, flags);
+		raw_spin_unlock_irqrestore(&rs->lock, flags);
 		if (p) {
 			kmem_cache_free(rs->cache, p);
 			return;
@@ -123,7 +160,8 @@ void aipu_mem_refill(void)
 
 static int reserve_init(struct reserve *rs, const char *name, size_t size)
 {
-	spin_lock_init(&rs->lock);
+	raw_spin_lock_init(&rs->lock);
+	init_llist_head(&rs->to_free);
 	atomic_long_set(&rs->live, 0);
 	rs->cache = kmem_cache_create(name, size, 0, SLAB_ACCOUNT, NULL);
 	rs->obj = kcalloc(rs->cap, sizeof(*rs->obj), GFP_KERNEL);
@@ -135,6 +173,8 @@ static int reserve_init(struct reserve *rs, const char *name, size_t size)
 
 static void reserve_exit(struct reserve *rs)
 {
+	if (rs->cache)
+		reserve_drain(rs);
 	while (rs->nr)
 		kmem_cache_free(rs->cache, rs->obj[--rs->nr]);
 	kfree(rs->obj);
