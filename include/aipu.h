@@ -12,12 +12,14 @@
  *   flusher.c  per-device flusher threads: phase 1 scan, phase 2 issue
  *   policy.c   kernel / aipu / pu / stage, and Linux's periodic writeback
  *   purge.c    write purge: drop pages aipu wrote once they are clean
+ *   lazytime.c lazytime timestamps, written once dirtytime_expire_seconds old
  *   knobs.c    tunables, mirrored as module parameters
  *   sysfs.c    /sys/kernel/aipu/
  *
  * Calls go down this list's dependency order, never in a circle: flusher
- * uses policy, purge, mapping, dev, track and mem; purge and mapping use
- * dev and track; hook uses mapping, track, policy and flusher.
+ * uses policy, purge, lazytime, mapping, dev, track and mem; lazytime uses
+ * policy, mapping, dev and track; purge and mapping use dev and track; hook
+ * uses mapping, track, policy and flusher.
  */
 #ifndef AIPU_H
 #define AIPU_H
@@ -163,6 +165,8 @@ void aipu_policy_init(void);
 void aipu_policy_exit(void);
 void aipu_policy_untracked(void);
 void aipu_kupdate_update(void);
+struct file;
+struct file *aipu_sysctl_open(const char *path, int flags);
 bool aipu_kupdate_is_off(void);
 unsigned long aipu_handover_left_ms(void);
 
@@ -171,6 +175,10 @@ void aipu_purge_add(struct aipu_dev *d, struct aipu_tracker *t,
 		    pgoff_t start, pgoff_t end);
 void aipu_purge_run(struct aipu_dev *d);
 void aipu_purge_exit(struct aipu_dev *d);
+
+/* lazytime.c */
+void aipu_lazytime_update(void);
+void aipu_lazytime_write(struct aipu_dev *d);
 
 /* flusher.c */
 int aipu_flusher_start(void);

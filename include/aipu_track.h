@@ -31,6 +31,7 @@ enum aipu_run_kind {
 	AIPU_PAGES,	/* [start, end) of the mapping */
 	AIPU_WHOLE,	/* the whole mapping: run memory ran out */
 	AIPU_META,	/* the inode's metadata */
+	AIPU_TIMES,	/* its lazytime timestamps (I_DIRTY_TIME) alone */
 };
 
 enum aipu_run_state {
@@ -57,7 +58,7 @@ struct aipu_tracker {
 	const void *key;		/* the struct address_space */
 	void *host;			/* its struct inode */
 	struct rb_root runs;
-	struct aipu_run whole, meta;	/* embedded: never need memory */
+	struct aipu_run whole, meta, times; /* embedded: need no memory */
 	struct aipu_run *issuing;	/* the run the flusher is writing */
 	unsigned int users;		/* flusher references: issuing, purging */
 	unsigned long nr_runs;		/* allocated runs in @runs */
@@ -85,6 +86,8 @@ struct aipu_stats {
 	u64 pages_not_purged;	/* still cached: dirtied again, mapped, ... */
 	u64 pages_evicting;	/* dirtied on a mapping being evicted */
 	u64 pages_redirtied;	/* dirtied again after a declined write */
+	u64 times_dirtied;	/* lazytime timestamps dirtied alone */
+	u64 times_written;	/* inodes whose lazytime timestamps aipu wrote */
 	u64 lock_hold_max_ns;	/* longest hold of the device's lock */
 };
 
@@ -96,6 +99,7 @@ struct aipu_track {
 	struct list_head retry;		/* put back by phase 2, oldest first */
 	struct list_head pending;	/* phase 1 output, phase 2 input */
 	struct list_head deferred;	/* aged, held back by the limit */
+	struct list_head times;		/* lazytime timestamps, oldest first */
 	struct list_head trackers;	/* every tracker of this device */
 	unsigned long scan_moved;	/* pages moved by this pass's scan */
 	struct aipu_stats st;
@@ -135,6 +139,11 @@ void track_meta(struct aipu_track *tr, struct aipu_tracker *t,
 		unsigned long time, bool was_clean);
 void track_whole(struct aipu_track *tr, struct aipu_tracker *t,
 		 unsigned long time);
+void track_times(struct aipu_track *tr, struct aipu_tracker *t,
+		 unsigned long time, bool was_clean);
+struct aipu_run *track_take_times(struct aipu_track *tr,
+				  unsigned long cutoff);
+void track_requeue_times(struct aipu_track *tr, struct aipu_run *r);
 void track_redirty(struct aipu_track *tr, struct aipu_tracker *t,
 		   pgoff_t start, unsigned long nr, unsigned long time);
 

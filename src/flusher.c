@@ -333,6 +333,7 @@ static void flusher_pass(struct aipu_dev *d)
 	aipu_trace_scan_begin(&pt);
 	scan(d);
 	aipu_trace_scan_end(&pt);
+	aipu_lazytime_write(d);
 	written = issue_pending(d);
 	flags = aipu_dev_lock(d);
 	aipu_trace_pass_end(d, &pt, written);
@@ -464,6 +465,7 @@ static void tick_fn(struct work_struct *w)
 	aipu_mem_refill();
 	aipu_dev_refill();
 	aipu_kupdate_update();
+	aipu_lazytime_update();
 	/* Only the tick adds threads or removes devices: no RCU needed. */
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d))
 		if (!d->started && !READ_ONCE(stopping))

@@ -8,8 +8,9 @@
  * the mapping's i_pages lock held and interrupts off: that is the page's
  * first-dirty time (Mogul's brelse() timestamp).  writeback_mark_inode_dirty
  * fires on every __mark_inode_dirty(); we keep the ones that dirty the inode
- * itself.  A kprobe on clear_inode(), which every file system's eviction
- * calls (exFAT's calls truncate_inode_pages(), not the _final variant),
+ * itself, and those that dirty only its lazytime timestamps (src/lazytime.c).
+ * A kprobe on clear_inode(), which every file system's eviction calls
+ * (exFAT's calls truncate_inode_pages(), not the _final variant),
  * tells us an inode is being evicted (unlink, umount, device removal) before
  * its memory goes, so no run outlives its mapping.
  *
@@ -119,16 +120,18 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 {
 	unsigned long state = aipu_inode_state(inode), irqflags;
+	bool gone, times = (flags & (I_DIRTY_INODE | I_DIRTY_TIME)) ==
+			   I_DIRTY_TIME;
 	struct aipu_tracker *t;
 	struct aipu_dev *d;
-	bool gone;
 
 	/*
-	 * Only the inode itself, only where writeback exists (not tmpfs or
-	 * pseudo file systems), and never once eviction has begun: the
-	 * eviction hook may already have run for it.
+	 * Only the inode itself (or its lazytime timestamps alone), only where
+	 * writeback exists (not tmpfs or pseudo file systems), and never once
+	 * eviction has begun: the eviction hook may already have run for it.
 	 */
-	if (!(flags & I_DIRTY_INODE) || !mapping_can_writeback(&inode->i_data) ||
+	if (!((flags & I_DIRTY_INODE) || times) ||
+	    !mapping_can_writeback(&inode->i_data) ||
 	    (state & (I_FREEING | I_WILL_FREE | I_CLEAR)))
 		return;
 	rcu_read_lock();
@@ -140,7 +143,9 @@ static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 	}
 	irqflags = aipu_dev_lock(d);
 	t = aipu_mapping_tracker(d, &inode->i_data, t, &gone);
-	if (t) {
+	if (t && times) {
+		track_times(&d->tr, t, jiffies, !(state & I_DIRTY_TIME));
+	} else if (t) {
 		track_meta(&d->tr, t, jiffies, !(state & I_DIRTY_INODE));
 	} else if (!gone) {
 		d->tr.st.fallbacks++;

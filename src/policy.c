@@ -38,7 +38,7 @@
 /* Linux's default bound, dirty_expire 30 s + dirty_writeback 5 s, + slack. */
 #define AIPU_UNTRACKED_MS 40000
 
-/* Relative to the initial namespaces' root, see sysctl_open(). */
+/* Relative to the initial namespaces' root, see aipu_sysctl_open(). */
 #define KUPDATE_SYSCTL "proc/sys/vm/dirty_writeback_centisecs"
 
 static unsigned long loaded_at, untracked_until;
@@ -247,12 +247,12 @@ unsigned long aipu_handover_left_ms(void)
 }
 
 /*
- * The sysctl file as the initial namespaces see it, from the root of the
- * initial pid namespace's init, not from the root of whoever wrote a knob:
- * a writer in a container with its own /proc (or a file bound over the
- * sysctl) must not make aipu change some other file.
+ * A sysctl file (@path: "proc/sys/...") as the initial namespaces see it,
+ * from the root of the initial pid namespace's init, not from the root of
+ * whoever wrote a knob: a writer in a container with its own /proc (or a
+ * file bound over the sysctl) must not make aipu change some other file.
  */
-static struct file *sysctl_open(void)
+struct file *aipu_sysctl_open(const char *path, int flags)
 {
 	struct task_struct *init;
 	struct file *f = ERR_PTR(-ESRCH);
@@ -269,7 +269,7 @@ static struct file *sysctl_open(void)
 	if (init->fs) {
 		get_fs_root(init->fs, &root);
 		task_unlock(init);
-		f = file_open_root(&root, KUPDATE_SYSCTL, O_WRONLY, 0);
+		f = file_open_root(&root, path, flags, 0);
 		path_put(&root);
 	} else {
 		task_unlock(init);
@@ -291,7 +291,7 @@ static void kupdate_set(unsigned int centisecs)
 	int len;
 
 	len = scnprintf(buf, sizeof(buf), "%u\n", centisecs);
-	f = sysctl_open();
+	f = aipu_sysctl_open(KUPDATE_SYSCTL, O_WRONLY);
 	if (!IS_ERR(f)) {
 		if (kernel_write(f, buf, len, &pos) == len) {
 			filp_close(f, NULL);

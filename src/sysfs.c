@@ -95,6 +95,8 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 	EMIT("pages_not_purged", s.pages_not_purged);
 	EMIT("pages_evicting", s.pages_evicting);
 	EMIT("pages_redirtied", s.pages_redirtied);
+	EMIT("times_dirtied", s.times_dirtied);
+	EMIT("times_written", s.times_written);
 	EMIT("kupdate_off", aipu_kupdate_is_off());
 	EMIT("handover_left_ms", aipu_handover_left_ms());
 	EMIT("devices", sum.devices);

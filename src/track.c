@@ -27,6 +27,7 @@ void track_init(struct aipu_track *tr)
 	INIT_LIST_HEAD(&tr->retry);
 	INIT_LIST_HEAD(&tr->pending);
 	INIT_LIST_HEAD(&tr->deferred);
+	INIT_LIST_HEAD(&tr->times);
 	INIT_LIST_HEAD(&tr->trackers);
 }
 
@@ -67,6 +68,8 @@ struct aipu_tracker *track_get(struct aipu_track *tr, const void *key,
 	t->dead = false;
 	embed_init(&t->whole, t, AIPU_WHOLE);
 	embed_init(&t->meta, t, AIPU_META);
+	embed_init(&t->times, t, AIPU_TIMES);
+	t->issuing = NULL;
 	if (aipu_tracker_insert(t)) {
 		aipu_tracker_free(t);
 		return NULL;
@@ -446,6 +449,78 @@ void track_meta(struct aipu_track *tr, struct aipu_tracker *t,
 	}
 }
 
+/*
+ * Lazytime: the inode's timestamps alone became dirty (I_DIRTY_TIME), to be
+ * written once dirtytime_expire_seconds old, as Linux's periodic writeback
+ * would (src/lazytime.c).  Their own list, in time order: the expiry is not
+ * max_age_ms.  @time is the first such dirtying since they were last
+ * written; a dirtying that finds them clean moves them to the tail.
+ */
+void track_times(struct aipu_track *tr, struct aipu_tracker *t,
+		 unsigned long time, bool was_clean)
+{
+	struct aipu_run *r = &t->times, *last;
+
+	if (was_clean)
+		tr->st.times_dirtied++;
+	if (r->state == AIPU_ISSUING) {
+		if (was_clean)
+			r->time = time;	/* written meanwhile: requeued at it */
+		return;
+	}
+	if (r->state == AIPU_WAITING) {
+		if (!was_clean)
+			return;
+		list_del(&r->lru);
+	}
+	/* Dirty before we saw it: no earlier than the newest, to keep order. */
+	last = list_empty(&tr->times) ? NULL :
+	       list_last_entry(&tr->times, struct aipu_run, lru);
+	if (last && time_before(time, last->time))
+		time = last->time;
+	r->time = time;
+	r->state = AIPU_WAITING;
+	list_add_tail(&r->lru, &tr->times);
+}
+
+/* The oldest timestamps dirtied at or before @cutoff, taken for writing. */
+struct aipu_run *track_take_times(struct aipu_track *tr, unsigned long cutoff)
+{
+	struct aipu_run *r = list_first_entry_or_null(&tr->times,
+						      struct aipu_run, lru);
+
+	if (!r || time_after(r->time, cutoff))
+		return NULL;
+	list_del_init(&r->lru);
+	track_hold(r->t);
+	r->state = AIPU_ISSUING;
+	return r;
+}
+
+/*
+ * Still dirty after the flusher's try (Linux had not yet let them expire,
+ * or the inode was busy): back in order.  A retry at the same time goes to
+ * the head; one dirtied anew meanwhile goes near the tail, where its time
+ * belongs, so the walk is over the few newer entries.
+ */
+void track_requeue_times(struct aipu_track *tr, struct aipu_run *r)
+{
+	struct list_head *pos = tr->times.prev;
+	struct aipu_run *head = list_first_entry_or_null(&tr->times,
+							 struct aipu_run, lru);
+
+	if (r->t->dead || r->state != AIPU_ISSUING)
+		return;
+	r->state = AIPU_WAITING;
+	if (!head || !time_after(r->time, head->time)) {
+		list_add(&r->lru, &tr->times);
+		return;
+	}
+	while (time_before(r->time, list_entry(pos, struct aipu_run, lru)->time))
+		pos = pos->prev;
+	list_add(&r->lru, pos);
+}
+
 static unsigned long weight(const struct aipu_run *r)
 {
 	return r->kind == AIPU_PAGES ? run_pages(r) : 1;
@@ -521,7 +596,8 @@ unsigned long track_stage(struct aipu_track *tr, unsigned int *runs,
 /* Nothing waits to be written. */
 bool track_idle(struct aipu_track *tr)
 {
-	return list_empty(&tr->waiting) && list_empty(&tr->pending);
+	return list_empty(&tr->waiting) && list_empty(&tr->pending) &&
+	       list_empty(&tr->times);
 }
 
 static struct aipu_run *first(struct list_head *head)
@@ -729,6 +805,8 @@ void track_stats_add(struct aipu_stats *sum, const struct aipu_stats *s)
 	sum->pages_not_purged += s->pages_not_purged;
 	sum->pages_evicting += s->pages_evicting;
 	sum->pages_redirtied += s->pages_redirtied;
+	sum->times_dirtied += s->times_dirtied;
+	sum->times_written += s->times_written;
 	sum->lock_hold_max_ns = max(sum->lock_hold_max_ns, s->lock_hold_max_ns);
 }
 
@@ -753,7 +831,8 @@ void track_put(struct aipu_track *tr, struct aipu_tracker *t)
 		return;
 	if (!t->dead && !(RB_EMPTY_ROOT(&t->runs) &&
 			  t->whole.state == AIPU_IDLE &&
-			  t->meta.state == AIPU_IDLE))
+			  t->meta.state == AIPU_IDLE &&
+			  t->times.state == AIPU_IDLE))
 		return;
 	tracker_free(tr, t);	/* evicted, or nothing left to track */
 }
@@ -798,6 +877,7 @@ bool track_kill(struct aipu_track *tr, struct aipu_tracker *t,
 	if (!t->dead) {
 		embed_drop(&t->whole);
 		embed_drop(&t->meta);
+		embed_drop(&t->times);
 		tracker_unhash(tr, t);
 		t->dead = true;
 		track_hold(t);		/* until the last call */

@@ -440,6 +440,54 @@ static int t_redirty_keeps_time(void)
 	return 0;
 }
 
+/*
+ * Lazytime timestamps: one entry per inode on the device's times list, in
+ * first-dirty order; a dirtying that finds them clean moves the entry to
+ * the tail; a retry goes back to the head, one dirtied anew in order.
+ */
+static int t_times(void)
+{
+	struct aipu_tracker *a = track_get(&tr, &keys[0], NULL);
+	struct aipu_tracker *b = track_get(&tr, &keys[1], NULL);
+	struct aipu_tracker *c = track_get(&tr, &keys[2], NULL);
+	struct aipu_run *r;
+
+	track_times(&tr, a, 100, true);
+	track_times(&tr, b, 110, true);
+	track_times(&tr, a, 120, false);	/* still dirty: keeps 100 */
+	track_times(&tr, c, 130, true);
+	CHECK(a->times.time == 100 && tr.st.times_dirtied == 3);
+	CHECK(list_sorted(&tr.times) && !track_idle(&tr));
+	CHECK(!track_take_times(&tr, 99));
+	r = track_take_times(&tr, 105);
+	CHECK(r == &a->times && r->state == AIPU_ISSUING);
+	CHECK(!track_take_times(&tr, 105));
+	track_requeue_times(&tr, r);		/* not yet expired: retry */
+	track_done(&tr, r);
+	CHECK(list_first_entry(&tr.times, struct aipu_run, lru) == r);
+	/* Written by someone else, then dirtied again at 140: to the tail. */
+	track_times(&tr, a, 140, true);
+	CHECK(list_last_entry(&tr.times, struct aipu_run, lru) == &a->times);
+	CHECK(list_sorted(&tr.times));
+	/* Dirtied anew while being written: requeued where 135 belongs. */
+	r = track_take_times(&tr, 200);
+	CHECK(r == &b->times);
+	track_times(&tr, b, 135, true);
+	track_requeue_times(&tr, r);
+	track_done(&tr, r);
+	CHECK(list_sorted(&tr.times) && b->times.time == 135);
+	CHECK(list_first_entry(&tr.times, struct aipu_run, lru) == &c->times);
+	/* Written: the tracker has nothing else, so it goes. */
+	r = track_take_times(&tr, 200);
+	CHECK(r == &c->times);
+	track_done(&tr, r);
+	CHECK(tr.st.trackers == 2 && live_trackers == 2);
+	kill(a);
+	CHECK(list_first_entry(&tr.times, struct aipu_run, lru) == &b->times);
+	CHECK(list_is_singular(&tr.times));
+	return 0;
+}
+
 static int t_alloc_failure_degrades(void)
 {
 	struct aipu_tracker *t = track_get(&tr, &keys[0], NULL);
@@ -862,6 +910,7 @@ static const struct test tests[] = {
 	{ "requeue_keeps_old_time", t_requeue_keeps_old_time },
 	{ "requeued_pages_outlive_issued_run", t_requeued_pages_outlive_issued_run },
 	{ "redirty_keeps_time", t_redirty_keeps_time },
+	{ "times", t_times },
 	{ "alloc_failure_degrades", t_alloc_failure_degrades },
 	{ "meta", t_meta },
 	{ "kill_while_issuing", t_kill_while_issuing },

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aipu: lazytime timestamps.
+ *
+ * On a lazytime mount a timestamp change alone only marks the inode
+ * I_DIRTY_TIME; Linux writes such timestamps from its periodic writeback
+ * once they are dirtytime_expire_seconds old (12 h by default).  With a
+ * writing policy aipu turns that periodic writeback off, so nothing else
+ * would write them before sync or umount: aipu keeps each inode's first
+ * such dirtying on its device's times list (src/track.c) and, once it is
+ * as old as the sysctl says, asks for the inode's metadata alone
+ * (sync_inode_metadata(), WB_SYNC_NONE), which writes the timestamps when
+ * the kernel's own test in __writeback_single_inode() finds them expired.
+ * Timestamps still dirty after that (the kernel saw a later dirtying, the
+ * inode was busy) are tried again the next period.
+ */
+#include <linux/fs.h>
+#include <linux/kthread.h>
+#include <linux/writeback.h>
+
+#include "aipu.h"
+#include "aipu_compat.h"
+
+#define DIRTYTIME_SYSCTL "proc/sys/vm/dirtytime_expire_seconds"
+/* Linux's default, until the sysctl has been read. */
+#define DIRTYTIME_DEFAULT_S (12 * 60 * 60)
+/* Inodes a pass writes, one lock hold each. */
+#define AIPU_TIMES_PER_PASS 1024
+
+static unsigned int expire_s = DIRTYTIME_DEFAULT_S;
+
+/* Process context (the tick): read vm.dirtytime_expire_seconds. */
+void aipu_lazytime_update(void)
+{
+	unsigned int v;
+	char buf[24];
+	loff_t pos = 0;
+	struct file *f;
+	ssize_t n;
+
+	f = aipu_sysctl_open(DIRTYTIME_SYSCTL, O_RDONLY);
+	if (IS_ERR(f))
+		return;
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if (!kstrtouint(strim(buf), 10, &v))
+		WRITE_ONCE(expire_s, v);
+}
+
+static void times_one(struct aipu_dev *d, struct aipu_run *r, bool write)
+{
+	bool written = false, dirty = false;
+	unsigned long flags;
+	struct aipu_pin p;
+
+	switch (aipu_pin(r->t, &p)) {
+	case AIPU_PIN_OK:
+		dirty = aipu_inode_state(p.inode) & I_DIRTY_TIME;
+		if (write && dirty) {
+			/* A buffer it dirties goes out in this pass. */
+			WRITE_ONCE(d->inherit_time, r->time);
+			WRITE_ONCE(d->inheritor, current);
+			sync_inode_metadata(p.inode, 0);
+			WRITE_ONCE(d->inheritor, NULL);
+			dirty = aipu_inode_state(p.inode) & I_DIRTY_TIME;
+			written = !dirty;
+		}
+		aipu_unpin(&p);
+		break;
+	case AIPU_PIN_BUSY:
+		dirty = true;
+		break;
+	case AIPU_PIN_GONE:
+		break;
+	}
+	flags = aipu_dev_lock(d);
+	if (dirty)
+		track_requeue_times(&d->tr, r);
+	d->tr.st.times_written += written;
+	track_done(&d->tr, r);
+	aipu_dev_unlock(d, flags);
+}
+
+/*
+ * Flusher context, each pass, before phase 2: write the timestamps that have
+ * expired.  While Linux's periodic writeback is on (policy "kernel", the
+ * handover after load) it writes them itself, within its interval: the
+ * entries wait until it has.
+ */
+void aipu_lazytime_write(struct aipu_dev *d)
+{
+	unsigned long cutoff = jiffies - (unsigned long)READ_ONCE(expire_s) * HZ;
+	unsigned long flags;
+	bool write = aipu_kupdate_is_off();
+	struct aipu_run *r;
+	unsigned int n;
+
+	for (n = 0; n < AIPU_TIMES_PER_PASS && !kthread_should_stop(); n++) {
+		flags = aipu_dev_lock(d);
+		r = track_take_times(&d->tr, cutoff);
+		aipu_dev_unlock(d, flags);
+		if (!r)
+			break;
+		times_one(d, r, write);
+		cond_resched();
+	}
+}
