@@ -24,7 +24,7 @@
 #ifndef AIPU_H
 #define AIPU_H
 
-#include <linux/rhashtable-types.h>
+#include <linux/types.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -94,7 +94,7 @@ void aipu_dev_exit(void);
 /* mapping.c: a tracker as the kernel allocates it. */
 struct aipu_mapping {
 	struct aipu_tracker t;
-	struct rhash_head node;		/* keyed by t.key */
+	struct hlist_node node;		/* in its hash bucket, keyed by t.key */
 	struct rcu_head rcu;
 };
 

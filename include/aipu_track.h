@@ -16,8 +16,8 @@
  *
  * This file is pure logic: no locking, no page cache.  Callers hold the
  * device's lock around every call.  Finding a tracker by its mapping is the
- * caller's business (aipu_tracker_lookup() and friends below: an rhashtable
- * in the kernel).  It compiles in user space for the unit tests
+ * caller's business (aipu_tracker_lookup() and friends below: a hash of RCU
+ * lists in the kernel).  It compiles in user space for the unit tests
  * (tests/unit/).
  */
 #ifndef AIPU_TRACK_H

@@ -2,11 +2,17 @@
 /*
  * aipu: the mappings aipu tracks, and their lifetime.
  *
- * A tracker is found from its struct address_space through an rhashtable:
- * lookups take no lock (RCU) and the table grows with the number of files,
- * so 100,000 dirty files cost what ten do.  Trackers are freed after an RCU
- * grace period, so a tracker found under rcu_read_lock() can always be
- * locked and checked.
+ * A tracker is found from its struct address_space through a hash table of
+ * RCU lists: lookups take no lock, so pages of different files find their
+ * trackers without sharing anything.  Inserts and removals happen in the
+ * probes, interrupts off, where rhashtable's bucket lock may not be taken
+ * (local_bh_disable() on 6.1, which can run softirqs on the way out), and on
+ * PREEMPT_RT, where nothing may sleep: a bucket is changed under one of a
+ * few raw spinlocks striped over the buckets.  The table is sized once, at
+ * load, from the machine's memory, as the dcache's is (a tracker per file
+ * with dirty pages, and dirty pages are a share of memory).  Trackers are
+ * freed after an RCU grace period, so a tracker found under rcu_read_lock()
+ * can always be locked and checked.
  *
  * Eviction: every ->evict_inode calls clear_inode() (and evict() itself does
  * when there is none), after I_FREEING is set and before the inode is freed;
@@ -17,23 +23,26 @@
  */
 #include <linux/backing-dev.h>
 #include <linux/fs.h>
+#include <linux/hash.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/rculist.h>
 #include <linux/rcupdate.h>
-#include <linux/rhashtable.h>
 
 #include "aipu.h"
 #include "aipu_compat.h"
 
 /* Runs freed per hold of the device's lock when a mapping is evicted. */
 #define AIPU_KILL_BATCH 256
+/* Buckets: one per 32 pages of memory, within these powers of two. */
+#define AIPU_TABLE_PAGES_PER_BUCKET 32
+#define AIPU_TABLE_MIN_BITS 12
+#define AIPU_TABLE_MAX_BITS 20
+#define AIPU_TABLE_LOCKS 256	/* bucket i: lock i % AIPU_TABLE_LOCKS */
 
-static const struct rhashtable_params table_params = {
-	.key_len = sizeof(void *),
-	.key_offset = offsetof(struct aipu_mapping, t.key),
-	.head_offset = offsetof(struct aipu_mapping, node),
-	.automatic_shrinking = true,
-};
-
-static struct rhashtable table;
+static struct hlist_head *table;
+static unsigned int table_bits;
+static raw_spinlock_t table_locks[AIPU_TABLE_LOCKS];
 
 static struct aipu_mapping *to_mapping(struct aipu_tracker *t)
 {
@@ -45,24 +54,49 @@ struct aipu_dev *aipu_tracker_dev(struct aipu_tracker *t)
 	return container_of(t->tr, struct aipu_dev, tr);
 }
 
+/* RCU read lock held (or the device's lock, which excludes changes). */
+static struct aipu_mapping *lookup(const void *key)
+{
+	struct aipu_mapping *m;
+
+	hlist_for_each_entry_rcu(m, &table[hash_ptr(key, table_bits)], node)
+		if (m->t.key == key)
+			return m;
+	return NULL;
+}
+
 /* The table behind track.c: called with the device's lock held. */
 struct aipu_tracker *aipu_tracker_lookup(const void *key)
 {
-	struct aipu_mapping *m = rhashtable_lookup_fast(&table, &key,
-							table_params);
+	struct aipu_mapping *m;
 
+	rcu_read_lock();
+	m = lookup(key);
+	rcu_read_unlock();
 	return m ? &m->t : NULL;
 }
 
 int aipu_tracker_insert(struct aipu_tracker *t)
 {
-	return rhashtable_lookup_insert_fast(&table, &to_mapping(t)->node,
-					     table_params);
+	u32 h = hash_ptr(t->key, table_bits);
+	raw_spinlock_t *lock = &table_locks[h % AIPU_TABLE_LOCKS];
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(lock, flags);
+	hlist_add_head_rcu(&to_mapping(t)->node, &table[h]);
+	raw_spin_unlock_irqrestore(lock, flags);
+	return 0;
 }
 
 void aipu_tracker_remove(struct aipu_tracker *t)
 {
-	rhashtable_remove_fast(&table, &to_mapping(t)->node, table_params);
+	u32 h = hash_ptr(t->key, table_bits);
+	raw_spinlock_t *lock = &table_locks[h % AIPU_TABLE_LOCKS];
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(lock, flags);
+	hlist_del_rcu(&to_mapping(t)->node);
+	raw_spin_unlock_irqrestore(lock, flags);
 }
 
 static bool evicting(struct inode *inode)
@@ -78,8 +112,7 @@ static bool evicting(struct inode *inode)
 struct aipu_dev *aipu_mapping_dev(struct address_space *mapping,
 				  struct aipu_tracker **hint)
 {
-	struct aipu_mapping *m = rhashtable_lookup(&table, &mapping,
-						   table_params);
+	struct aipu_mapping *m = lookup(mapping);
 
 	*hint = m ? &m->t : NULL;
 	return m ? aipu_tracker_dev(&m->t) :
@@ -123,7 +156,7 @@ void aipu_mapping_kill(struct address_space *mapping)
 	bool done;
 
 	rcu_read_lock();
-	m = rhashtable_lookup(&table, &mapping, table_params);
+	m = lookup(mapping);
 	if (m) {
 		d = aipu_tracker_dev(&m->t);
 		flags = aipu_dev_lock(d);
@@ -214,11 +247,21 @@ void aipu_unpin(struct aipu_pin *p)
 
 int aipu_mapping_init(void)
 {
-	return rhashtable_init(&table, &table_params);
+	unsigned long want = totalram_pages() / AIPU_TABLE_PAGES_PER_BUCKET;
+	unsigned int i;
+
+	for (i = 0; i < AIPU_TABLE_LOCKS; i++)
+		raw_spin_lock_init(&table_locks[i]);
+	table_bits = clamp_t(unsigned int, ilog2(max(want, 1UL)),
+			     AIPU_TABLE_MIN_BITS, AIPU_TABLE_MAX_BITS);
+	/* Zeroed heads are empty lists. */
+	table = kvcalloc(1UL << table_bits, sizeof(*table), GFP_KERNEL);
+	return table ? 0 : -ENOMEM;
 }
 
 /* Every tracker is gone (track_clear() on every device). */
 void aipu_mapping_exit(void)
 {
-	rhashtable_destroy(&table);
+	kvfree(table);
+	table = NULL;
 }
