@@ -327,7 +327,7 @@ for m in $models; do
 done
 
 newest() { # PATTERN: the newest kernel matching it with an image and aipu.ko
-	find /lib/modules -mindepth 1 -maxdepth 1 -name "$1" -printf '%f\n' 2>/dev/null |
+	find /lib/modules -mindepth 1 -maxdepth 1 -name "$1" ! -name '*-rt-*' -printf '%f\n' 2>/dev/null |
 		while read -r k; do
 			[ -f "/boot/vmlinuz-$k" ] && [ -f "$root/build/$k/aipu.ko" ] && echo "$k"
 		done | sort -V | tail -n 1

@@ -37,7 +37,7 @@
 # on which CPU's queue a burst filled first (see scripts/demo-guest.sh).
 #
 # KVER may also come from the environment; the default is the newest 6.1
-# kernel in /lib/modules. aipu.ko must already be built for it
+# kernel in /lib/modules that is not PREEMPT_RT. aipu.ko must already be built for it
 # (`make allkernels`, which `make run` does first). Results: DIR (default
 # build/demo/<kver>/): <row>.json (':' and ',' as '+'), <row>.writes.gz
 # (blktrace: the writes dispatched), env.txt, dmesg.txt, guest.log,
@@ -124,7 +124,7 @@ for row in $rows; do
 done
 
 if [ -z "$kver" ]; then
-	kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '6.1.*' -printf '%f\n' 2>/dev/null |
+	kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '6.1.*' ! -name '*-rt-*' -printf '%f\n' 2>/dev/null |
 		while read -r k; do [ -f "/boot/vmlinuz-$k" ] && echo "$k"; done | sort -V | tail -n 1)
 	[ -n "$kver" ] ||
 		die "no 6.1 kernel found in /lib/modules with an image in /boot: run scripts/install-deps.sh or set KVER=."

@@ -14,7 +14,7 @@ out=$root/build/bench-host
 py=python3
 [ -x /usr/bin/python3 ] && py=/usr/bin/python3
 
-kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '6.1.*' -printf '%f\n' 2>/dev/null |
+kver=$(find /lib/modules -mindepth 1 -maxdepth 1 -name '6.1.*' ! -name '*-rt-*' -printf '%f\n' 2>/dev/null |
 	while read -r k; do
 		[ -f "/boot/vmlinuz-$k" ] && [ -f "$root/build/$k/aipu.ko" ] && echo "$k"
 	done | sort -V | tail -n 1)
