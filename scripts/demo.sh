@@ -37,8 +37,8 @@
 # on which CPU's queue a burst filled first (see scripts/demo-guest.sh).
 #
 # KVER may also come from the environment; the default is the newest 6.1
-# kernel in /lib/modules that is not PREEMPT_RT. aipu.ko must already be built for it
-# (`make allkernels`, which `make run` does first). Results: DIR (default
+# kernel in /lib/modules that is not PREEMPT_RT. aipu.ko must already be
+# built for it (`make allkernels`, which `make run` does first). Results: DIR (default
 # build/demo/<kver>/): <row>.json (':' and ',' as '+'), <row>.writes.gz
 # (blktrace: the writes dispatched), env.txt, dmesg.txt, guest.log,
 # summary.json, demo.png.
