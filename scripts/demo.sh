@@ -38,8 +38,8 @@
 #
 # KVER may also come from the environment; the default is the newest 6.1
 # kernel in /lib/modules that is not PREEMPT_RT. aipu.ko must already be
-# built for it (`make allkernels`, which `make run` does first). Results: DIR (default
-# build/demo/<kver>/): <row>.json (':' and ',' as '+'), <row>.writes.gz
+# built for it (`make allkernels`, which `make run` does first).
+# Results: DIR (default build/demo/<kver>/): <row>.json (':' and ',' as '+'), <row>.writes.gz
 # (blktrace: the writes dispatched), env.txt, dmesg.txt, guest.log,
 # summary.json, demo.png.
 set -euo pipefail
