@@ -34,6 +34,14 @@
 # make dkms            dkms add/build/install/autoinstall of dkms.conf for
 #                      every installed kernel, in private trees under
 #                      build/dkms (scripts/dkms-check.sh)
+# make fstests         fstests (xfstests) on ext4 and xfs, without and with
+#                      aipu (max_age 1 s, period 100 ms) in the same boot,
+#                      on 6.1 and 6.12; prints the tests whose result
+#                      differs (scripts/fstests.sh, docs/reliability.md).
+#                      FSTESTS_SRC=checkout|tarball (default: the pinned
+#                      ../shared/vendor/xfstests-*.tar.gz), KVERS="..",
+#                      FS="ext4 xfs", TESTS="generic/001 .."; hours, not
+#                      part of make check
 # make stress         churn stress (tests/vm/t_stress.sh) for STRESS_SECONDS
 #                      (1800) on every installed kernel, or KVER=..;
 #                      make check runs it for 120 s
@@ -43,7 +51,7 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 MDIR := $(CURDIR)
 
 .PHONY: all modules clean check unit vmtest run lint sparse allkernels crashtest bench stress
-.PHONY: debugkernel debugtest kerneltree dkms
+.PHONY: debugkernel debugtest kerneltree dkms fstests
 
 all modules:
 	@test -n "$(KDIR)" || { echo "No kernel headers found: run scripts/install-deps.sh (or set KDIR=)." >&2; exit 1; }
@@ -94,6 +102,12 @@ bench: allkernels
 
 debugkernel:
 	scripts/debug-kernel.sh
+
+# scripts/fstests.sh builds aipu.ko itself (scripts/build-all.sh).
+fstests:
+	scripts/fstests.sh $(if $(FSTESTS_SRC),--src "$(FSTESTS_SRC)") \
+		$(if $(KVERS),--kernels "$(KVERS)") $(if $(FS),--fs "$(FS)") \
+		$(if $(TESTS),--tests "$(TESTS)")
 
 KVERSION ?= 7.2
 kerneltree:

@@ -8,11 +8,15 @@
 #   scripts/vm.sh --kernel KVER|--kernel-tree DIR [--disk none|nullblk|fifo[:IOPS[:BPS]]|serial:MS[:BPS]]
 #                 [--disk-size MiB] [--memory 2G] [--cpus 2] [--out HOSTDIR]
 #                 [--timeout SECONDS] [--image PATH] [--verbose]
-#                 [--append PARAM]... -- COMMAND...
+#                 [--append PARAM]... [--rodir DIR]... -- COMMAND...
 #
 # --append PARAM adds one parameter to the guest kernel's command line
 # (e.g. slub_debug=A,aipu_run,aipu_tracker: failslab may then fail aipu's
 # slab caches only; tests/vm/t_stress.sh).
+#
+# --rodir DIR shows the host's DIR read-only at the same path in the guest
+# (virtme-ng mounts a tmpfs over /var/cache and a few other directories,
+# which hides what is there; scripts/fstests.sh exports its fstests build).
 #
 # --kernel-tree DIR boots the kernel built in the kernel source tree DIR
 # (arch/x86/boot/bzImage) with that tree's own modules, e.g. the debug
@@ -161,6 +165,15 @@ while [ $# -gt 0 ]; do
 		[[ $2 =~ ^[A-Za-z0-9_.,=:/+-]+$ ]] ||
 			die_usage "--append takes one kernel parameter (letters, digits and _ . , = : / + -), not '$2'."
 		vng_opts+=(--append "$2")
+		shift 2
+		;;
+	--rodir)
+		need_arg "$@"
+		[ -d "$2" ] || die_usage "--rodir $2: no such directory."
+		rodir=$(cd "$2" && pwd)
+		[[ $rodir =~ ^[A-Za-z0-9_./+-]+$ ]] ||
+			die_usage "--rodir path '$rodir' must only contain letters, digits and _ . / + -"
+		vng_opts+=(--rodir "$rodir")
 		shift 2
 		;;
 	-h | --help)
