@@ -57,6 +57,10 @@
 #                   kernel and aipu, one trial of 16 s with a 5-s expiry:
 #                   make check's test that the suite runs end to end
 #                   (~3 min); it measures nothing worth reading.
+# After the matrix, full and --quick (without --models, --rows,
+# --workloads, --trials or --duration) run the scale benchmark's part in a
+# guest on the same kernels, one boot each (bench/scale/guest-run.sh
+# [--quick]; bench/scale/README.md): about 50 min a kernel, 10 with --quick.
 #
 # Results: DIR (default bench/results/<date>-<kver>[-quick|-smoke]/, one per
 # kernel): env.txt (kernel, QEMU, fio, commit, mode), <model>/ (the guest's
@@ -267,6 +271,7 @@ if [ "$host" -eq 1 ]; then
 fi
 [ -z "$device$destroy$o_rate$o_scheduler$o_wbt" ] ||
 	die "--device, --destroy-contents-of, --rate, --scheduler and --wbt go with --host."
+o_models=$models
 case "$mode" in
 full) models=${models:-fifo94 hdd ssd} ;;
 quick) models=${models:-fifo94 hdd} ;;
@@ -401,5 +406,16 @@ for k in $kernels; do
 	"$py" "$root/bench/report.py" "$dir" || status=1
 	echo "bench: $k: results in $dir"
 done
+# The scale benchmark's part in a guest (bench/scale/README.md, "In a
+# guest"): tracking overhead, memory and lock holds on the same kernels,
+# one boot each, after the matrix; not with --smoke or a narrowed matrix.
+if [ "$mode" != smoke ] && [ -z "$o_models$o_rows$o_workloads$o_trials$o_duration" ]; then
+	gs=()
+	[ "$mode" = full ] || gs+=(--quick)
+	for k in $kernels; do gs+=(--kernel "$k"); done
+	[ -z "$out" ] || gs+=(--out "$out/guest-scale")
+	echo "bench: ===== the scale benchmark in a guest: bench/scale/guest-run.sh ${gs[*]}"
+	"$root/bench/scale/guest-run.sh" "${gs[@]}" || status=1
+fi
 echo "bench: $(($(date +%s) - start)) s in all"
 exit "$status"

@@ -1,0 +1,459 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest half of the in-guest scale benchmark (bench/scale/README.md,
+# "In a guest"). bench/scale/guest-run.sh boots a VM with scripts/vm.sh and
+# runs this in it; it is not meant for a host (it formats $AIPU_DISK).
+#
+#   bench/scale/guest.sh --tar FILE [--quick] [--trials N] [--mib M]
+#                        [--phases "calib random tree two"]
+#
+# Rows: none (aipu not loaded) and aipu (loaded with policy=kernel and
+# max_age_ms=3600000: it timestamps and tracks every page and writes none,
+# and nothing comes due while a trial runs, so the rows differ only in the
+# tracking). aipu.ko is reloaded for every aipu trial, so lock_hold_max_ns
+# is that trial's. The rows alternate within a trial, in the order
+# none, aipu on odd trials and aipu, none on even ones.
+#
+# Phases:
+#   calib   bench/scale's user-space binary (the real src/track.c; the
+#           host script's copy, AIPU_SCALE_BIN) with --quick --only runs,
+#           in the guest: what TCG makes of aipu's own tracking code, to
+#           set against the same binary on the host.
+#   random  a M-MiB file (default 1024; --quick 64) on ext4, fallocated and
+#           read into the page cache, then every 4-KiB page of it written
+#           once in random order (fio, psync, lfsr generator, no fsync):
+#           the write rate.
+#   tree    FILE (an uncompressed tar: Debian's linux-source-6.1, unpacked
+#           on the host) copied once to a tmpfs, then extracted onto ext4:
+#           the extraction's time.
+#   two     two null_blk devices: a slow one (one request at a time, 50 ms
+#           each) holding a backlog of 400 aged random pages, a fast one
+#           that gets 200 random pages 4.5 s later; the fast device's write
+#           time minus each page's dirty time (blktrace), under aipu
+#           (policy aipu) and under Linux's own writeback (aipu loaded with
+#           policy kernel), both with a 3-s expiry and a 1-s period.
+#
+# The dirty limits are raised (dirty_bytes 32 GiB, dirty_background_bytes
+# 16 GiB, the disk's bdi min_ratio 50) and Linux's periodic writeback is
+# off (dirty_writeback_centisecs 0) for random and tree, so no page is
+# written back while a trial runs; each trial records the pages written
+# meanwhile (/proc/vmstat nr_written) and the disk's write sectors, to
+# show it. A trial's dirty pages are never written: the files are removed
+# (which drops them), then sync and drop_caches.
+#
+# Output in $AIPU_OUT: guest.log, env.txt, results.txt (one line a
+# measurement: "phase row trial key value"), dmesg.txt, and per trial
+# random/<row>-<n>.fio.json, */<row>-<n>.stat, */<row>-<n>.slab and
+# two/<row>-<n>.table (pagetrace.py analyze's per-page times).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tests=$root/tests/vm
+
+die() {
+	echo "guest.sh: $*" >&2
+	exit 1
+}
+usage() {
+	sed -n '3,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
+	exit "${1:-0}"
+}
+
+tar_src=""
+quick=0
+trials=""
+mib=""
+phases="calib random tree two"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--tar)
+		[ $# -ge 2 ] || usage 2
+		tar_src=$2
+		shift
+		;;
+	--quick) quick=1 ;;
+	--trials)
+		[ $# -ge 2 ] || usage 2
+		trials=$2
+		shift
+		;;
+	--mib)
+		[ $# -ge 2 ] || usage 2
+		mib=$2
+		shift
+		;;
+	--phases)
+		[ $# -ge 2 ] || usage 2
+		phases=$2
+		shift
+		;;
+	-h | --help) usage 0 ;;
+	*)
+		echo "guest.sh: unknown argument '$1'" >&2
+		usage 2
+		;;
+	esac
+	shift
+done
+if [ "$quick" -eq 1 ]; then
+	trials=${trials:-1}
+	mib=${mib:-64}
+else
+	trials=${trials:-3}
+	mib=${mib:-1024}
+fi
+[[ $trials =~ ^[1-9][0-9]*$ ]] || die "--trials must be a positive number, not '$trials'."
+[[ $mib =~ ^[1-9][0-9]*$ ]] || die "--mib must be a positive number, not '$mib'."
+
+# The module this run loads: the host script's private copy, so that a
+# rebuild of build/<kver>/aipu.ko meanwhile cannot change it mid-run.
+ko=${AIPU_SCALE_KO:-${AIPU_KO:-}}
+if [ -z "$ko" ] || [ ! -f "$ko" ]; then
+	die "no aipu.ko (AIPU_SCALE_KO or AIPU_KO): run through bench/scale/guest-run.sh."
+fi
+if [ -z "${AIPU_OUT:-}" ] || [ ! -d "$AIPU_OUT" ]; then
+	die "AIPU_OUT is not a directory: run through scripts/vm.sh."
+fi
+out=$AIPU_OUT
+disk=${AIPU_DISK:-}
+[ -d /sys/module/aipu ] && die "aipu is already loaded."
+
+exec > >(tee "$out/guest.log") 2>&1
+tee_pid=$!
+finish() {
+	exec 1>&- 2>&-
+	wait "$tee_pid" 2>/dev/null || true
+	exit "$1"
+}
+
+# tests/vm/lib.sh's helpers (disk_prepare, blktrace_start/stop, page
+# ranges), without its test set-up.
+TEST_NAME=scale
+# shellcheck source=tests/vm/lib.sh
+AIPU_LIB_ONLY=1 . "$tests/lib.sh"
+# lib.sh sets its own; blktrace's files go here (the guest's RAM).
+TEST_TMP=/tmp/aipu-scale
+TEST_OUT=$out/two
+mkdir -p "$TEST_TMP" "$TEST_OUT"
+# lib.sh's die counts a failure and exits 1; ours says where.
+die() {
+	echo "guest.sh: $*" >&2
+	finish 1
+}
+set -euo pipefail
+
+results=$out/results.txt
+: >"$results"
+# rec PHASE ROW TRIAL KEY VALUE
+rec() { echo "$*" >>"$results"; }
+now() { date +%s.%N; }
+stat_of() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+vmstat_of() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+# disk_wsect DEV: sectors written to DEV since boot.
+disk_wsect() { awk '{ print $7 }' "/sys/block/$(basename "$1")/stat"; }
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+}
+load_aipu() {
+	insmod "$ko" "$@" || die "insmod $ko $* failed"
+}
+unload_aipu() {
+	[ -d /sys/module/aipu ] || return 0
+	timeout 120 rmmod aipu || die "rmmod aipu failed"
+}
+# snap_aipu FILE: stat, and the slab lines of aipu's caches, into FILE.stat
+# and FILE.slab.
+snap_aipu() {
+	cp /sys/kernel/aipu/stat "$1.stat"
+	grep -E '^aipu_(run|tracker) ' /proc/slabinfo >"$1.slab" || true
+	for c in aipu_run aipu_tracker; do
+		if [ -d "/sys/kernel/slab/$c" ]; then
+			echo "# $c object_size $(cat "/sys/kernel/slab/$c/object_size") slab_size $(cat "/sys/kernel/slab/$c/slab_size") objects $(cut -d' ' -f1 "/sys/kernel/slab/$c/objects")" >>"$1.slab"
+		fi
+	done
+}
+# rec_aipu PHASE ROW TRIAL FILE PREFIX: the figures of a snapshot.
+rec_aipu() {
+	local k
+	for k in pages_dirtied pages_tracked runs_tracked mappings_tracked mem_bytes lock_hold_max_ns fallbacks pages_written; do
+		rec "$1" "$2" "$3" "$5$k" "$(stat_of "$4.stat" "$k")"
+	done
+	# slab: active objects x object size, and the slabs' pages.
+	awk -v p="$1" -v r="$2" -v t="$3" -v x="$5" '$1 ~ /^aipu_/ {
+		printf "%s %s %s %sslab_%s_active %s\n", p, r, t, x, $1, $2
+		printf "%s %s %s %sslab_%s_objsize %s\n", p, r, t, x, $1, $4
+		printf "%s %s %s %sslab_%s_bytes_active %d\n", p, r, t, x, $1, $2 * $4
+		printf "%s %s %s %sslab_%s_bytes_slabs %d\n", p, r, t, x, $1, $15 * $6 * 4096
+	}' "$4.slab" >>"$results"
+}
+
+# ------------------------------------------------------------------ set-up
+kver=$(uname -r)
+echo "guest.sh: kernel $kver, $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB; trials $trials, random file $mib MiB; phases: $phases"
+bash "$root/scripts/hold-hooks.sh" || die "could not hold aipu's hook points (scripts/hold-hooks.sh)"
+{
+	echo "kernel $kver"
+	echo "cpus $(nproc)"
+	echo "mem_kb $(awk '/MemTotal/ {print $2}' /proc/meminfo)"
+	echo "ko $ko"
+	echo "ko_srcversion $(modinfo -F srcversion "$ko" 2>/dev/null || echo unknown)"
+	echo "ko_sha256 $(sha256sum "$ko" | cut -d' ' -f1)"
+	echo "trials $trials"
+	echo "quick $quick"
+	echo "random_mib $mib"
+	echo "tar $tar_src"
+	echo "phases $phases"
+	echo "fio $(fio --version)"
+	echo "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+	echo "hz $(sed -n 's/^CONFIG_HZ=//p' "/boot/config-$kver" 2>/dev/null || echo unknown)"
+	echo "aipu_params policy=kernel max_age_ms=3600000 handover_ms=0"
+} >"$out/env.txt"
+
+mnt=/tmp/scale-mnt
+if [[ " $phases " == *" random "* || " $phases " == *" tree "* ]]; then
+	if [ -z "$disk" ] || [ ! -b "$disk" ]; then
+		die "no test disk (AIPU_DISK): boot with scripts/vm.sh --disk fifo:..."
+	fi
+	disk_prepare "$disk"
+	echo 50 >"/sys/class/bdi/$(disk_majmin "$disk")/min_ratio" || die "cannot set min_ratio 50 on $disk"
+	# No write-back while a trial runs: limits far above what a trial
+	# dirties, no periodic writeback.
+	echo $((32 << 30)) >/proc/sys/vm/dirty_bytes
+	echo $((16 << 30)) >/proc/sys/vm/dirty_background_bytes
+	echo 0 >/proc/sys/vm/dirty_writeback_centisecs
+	mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 "$disk" >/dev/null || die "mkfs.ext4 $disk failed"
+	mkdir -p "$mnt"
+	mount -t ext4 "$disk" "$mnt" || die "mount $disk failed"
+	{
+		echo "disk $disk $(blockdev --getsize64 "$disk") bytes"
+		echo "fs ext4 $(findmnt -no OPTIONS "$mnt")"
+		for s in dirty_bytes dirty_background_bytes dirty_writeback_centisecs dirty_expire_centisecs; do
+			echo "vm.$s $(cat "/proc/sys/vm/$s")"
+		done
+		echo "bdi_min_ratio $(cat "/sys/class/bdi/$(disk_majmin "$disk")/min_ratio")"
+	} >>"$out/env.txt"
+fi
+
+# order TRIAL: the rows in the order trial TRIAL runs them.
+order() {
+	if [ $(($1 % 2)) -eq 1 ]; then echo none aipu; else echo aipu none; fi
+}
+# before_trial ROW / after_measure PHASE ROW TRIAL FILE: load aipu for its
+# row; after the timed part, record the write-back that happened meanwhile
+# and aipu's figures.
+before_trial() {
+	drop_caches
+	[ "$1" = none ] || load_aipu policy=kernel max_age_ms=3600000 handover_ms=0
+	W0=$(vmstat_of nr_written)
+	D0=$(vmstat_of nr_dirtied)
+	S0=$(disk_wsect "$disk")
+}
+after_measure() {
+	rec "$1" "$2" "$3" nr_dirtied $(($(vmstat_of nr_dirtied) - D0))
+	rec "$1" "$2" "$3" nr_written $(($(vmstat_of nr_written) - W0))
+	rec "$1" "$2" "$3" disk_write_kib $((($(disk_wsect "$disk") - S0) / 2))
+	rec "$1" "$2" "$3" mem_dirty_kb "$(awk '/^Dirty:/ {print $2}' /proc/meminfo)"
+	[ "$2" = none ] || {
+		snap_aipu "$4"
+		rec_aipu "$1" "$2" "$3" "$4" ""
+	}
+}
+# after_remove PHASE ROW TRIAL FILE: the files are gone (their pages
+# dropped): aipu's longest hold now includes the evictions; unload.
+after_remove() {
+	[ "$2" = none ] || {
+		snap_aipu "$4.removed"
+		rec "$1" "$2" "$3" removed_lock_hold_max_ns "$(stat_of "$4.removed.stat" lock_hold_max_ns)"
+		rec "$1" "$2" "$3" removed_pages_tracked "$(stat_of "$4.removed.stat" pages_tracked)"
+	}
+	sync
+	unload_aipu
+}
+
+# ------------------------------------------------------------------ random
+random_trial() { # ROW TRIAL
+	local row=$1 t=$2 f=$mnt/rand.dat base=$out/random/$1-$2 t0 t1 cached
+	rm -f "$f"
+	fallocate -l "${mib}M" "$f"
+	before_trial "$row"
+	cat "$f" >/dev/null
+	cached=$(fincore --bytes --noheadings --raw -o RES "$f")
+	rec random "$row" "$t" cached_bytes "$cached"
+	W0=$(vmstat_of nr_written)
+	D0=$(vmstat_of nr_dirtied)
+	S0=$(disk_wsect "$disk")
+	t0=$(now)
+	fio --name=rand --filename="$f" --rw=randwrite --bs=4k --size="${mib}M" \
+		--ioengine=psync --clocksource=clock_gettime --random_generator=lfsr --norandommap --randrepeat=0 \
+		--invalidate=0 --fallocate=none --fsync=0 --end_fsync=0 \
+		--output-format=json --output="$base.fio.json" >/dev/null ||
+		die "fio failed (row $row, trial $t)"
+	t1=$(now)
+	after_measure random "$row" "$t" "$base"
+	rec random "$row" "$t" wall_s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
+	python3 - "$base.fio.json" "$row" "$t" >>"$results" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+w = j["jobs"][0]["write"]
+for k, v in (("fio_iops", w["iops"]), ("fio_ios", w["total_ios"]),
+             ("fio_runtime_ms", w["runtime"]), ("fio_clat_mean_ns", w["clat_ns"]["mean"])):
+    print(f"random {sys.argv[2]} {sys.argv[3]} {k} {v}")
+EOF
+	rm -f "$f"
+	after_remove random "$row" "$t" "$base"
+	echo "guest.sh: random $row trial $t: $(grep "^random $row $t fio_iops" "$results" | cut -d' ' -f5) writes/s, $(grep "^random $row $t nr_written" "$results" | cut -d' ' -f5) pages written meanwhile"
+}
+
+# -------------------------------------------------------------------- tree
+tree_trial() { # ROW TRIAL
+	local row=$1 t=$2 d=$mnt/tree base=$out/tree/$1-$2 t0 t1 r0 r1
+	rm -rf "$d"
+	before_trial "$row"
+	mkdir -p "$d"
+	t0=$(now)
+	tar -xf "$src" -C "$d" || die "tar -xf failed (row $row, trial $t)"
+	t1=$(now)
+	after_measure tree "$row" "$t" "$base"
+	rec tree "$row" "$t" wall_s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
+	r0=$(now)
+	rm -rf "$d"
+	r1=$(now)
+	rec tree "$row" "$t" rm_s "$(awk -v a="$r0" -v b="$r1" 'BEGIN { printf "%.3f", b - a }')"
+	after_remove tree "$row" "$t" "$base"
+	echo "guest.sh: tree $row trial $t: $(grep "^tree $row $t wall_s" "$results" | cut -d' ' -f5) s, $(grep "^tree $row $t nr_written" "$results" | cut -d' ' -f5) pages written meanwhile"
+}
+
+# --------------------------------------------------------------------- two
+SLOW_PAGES=400
+FAST_PAGES=200
+cfs=/sys/kernel/config
+nullb_make() { # NAME COMPLETION_NS DEPTH: a configfs null_blk; prints its node
+	local c=$cfs/nullb/$1 n
+	mkdir "$c" || die "cannot make null_blk $c"
+	echo 256 >"$c/size"
+	echo 1 >"$c/memory_backed"
+	if [ "$2" -gt 0 ]; then
+		echo 2 >"$c/irqmode"
+		echo "$2" >"$c/completion_nsec"
+	else
+		echo 0 >"$c/irqmode"
+	fi
+	echo "$3" >"$c/hw_queue_depth"
+	echo 1 >"$c/submit_queues"
+	echo 1 >"$c/power" || die "cannot power on $c"
+	for _ in $(seq 50); do
+		for n in "/dev/$1" "/dev/nullb$(cat "$c/index")"; do
+			[ -b "$n" ] && {
+				echo "$n"
+				return 0
+			}
+		done
+		sleep 0.1
+	done
+	die "null_blk $1's node did not appear"
+}
+two_trial() { # ROW(aipu|linux) TRIAL
+	local row=$1 t=$2 base=$out/two/$1-$2 w
+	# The slow device's backlog: due at 3 s, then written 20 a second.
+	if [ "$row" = aipu ]; then
+		load_aipu policy=aipu max_age_ms=3000 period_ms=1000 handover_ms=0
+	else
+		load_aipu policy=kernel max_age_ms=3000 period_ms=1000 handover_ms=0
+	fi
+	echo 300 >/proc/sys/vm/dirty_expire_centisecs
+	echo 100 >/proc/sys/vm/dirty_writeback_centisecs
+	python3 "$tests/dirty.py" "$slow" --first-page 0 --count "$SLOW_PAGES" --stride 2 --max-ms 2000 >/dev/null ||
+		die "dirty.py on $slow failed"
+	sleep 4.5
+	cp /sys/kernel/aipu/devices "$base.devices-before"
+	blktrace_start "$fast" "fast-$row-$t"
+	python3 "$tests/pagetrace.py" dirty "$fast" --first-page 2048 --count "$FAST_PAGES" --stride 2 \
+		--marker "$fast:0" --log "$base.log" >/dev/null || die "pagetrace.py dirty on $fast failed"
+	sleep 6
+	blktrace_stop "$TEST_TMP/fast-$row-$t.txt"
+	cp /sys/kernel/aipu/devices "$base.devices-after"
+	snap_aipu "$base"
+	python3 "$tests/pagetrace.py" analyze --trace "$TEST_TMP/fast-$row-$t.txt" --marker-sector 0 \
+		--log "$base.log" --table "$base.table" >"$base.analyze" || die "pagetrace.py analyze failed"
+	rec two "$row" "$t" slow_tracked_after "$(awk -v d="$slow_id" '$1 == d { for (i = 2; i < NF; i += 2) if ($i == "pages_tracked") print $(i + 1) }' "$base.devices-after")"
+	rec two "$row" "$t" lock_hold_max_ns "$(stat_of "$base.stat" lock_hold_max_ns)"
+	w=$(awk '$1 == "written" { print $2 }' "$base.analyze")
+	rec two "$row" "$t" fast_written "$w"
+	echo "guest.sh: two $row trial $t: $w of $FAST_PAGES fast pages written; $(grep -E '^(min|max)_delay_us' "$base.analyze" | tr '\n' ' ')"
+	# Drain the slow device, then put Linux's writeback back as it was.
+	sync
+	unload_aipu
+	echo 0 >/proc/sys/vm/dirty_writeback_centisecs
+}
+
+# -------------------------------------------------------------------- main
+start=$(date +%s)
+if [[ " $phases " == *" calib "* ]]; then
+	bin=${AIPU_SCALE_BIN:-}
+	if [ -n "$bin" ] && [ -x "$bin" ]; then
+		mkdir -p "$out/calib"
+		"$bin" --quick --only runs --rounds 3 --out "$out/calib" >"$out/calib/tables.md" 2>&1 ||
+			echo "guest.sh: the calibration run failed (see $out/calib/tables.md)"
+		echo "guest.sh: calib: $(tail -n 1 "$out/calib/tables.md")"
+	else
+		echo "guest.sh: no bench/scale binary (AIPU_SCALE_BIN): no calibration"
+	fi
+fi
+if [[ " $phases " == *" random "* ]]; then
+	mkdir -p "$out/random"
+	for t in $(seq "$trials"); do
+		for row in $(order "$t"); do random_trial "$row" "$t"; done
+	done
+fi
+if [[ " $phases " == *" tree "* ]]; then
+	[ -f "$tar_src" ] || die "--tar $tar_src: no such file (bench/scale/guest-run.sh makes it)."
+	mkdir -p "$out/tree" /tmp/scale-src
+	mountpoint -q /tmp/scale-src || mount -t tmpfs -o size=3G tmpfs /tmp/scale-src
+	src=/tmp/scale-src/src.tar
+	t0=$(now)
+	cp "$tar_src" "$src"
+	echo "tar_bytes $(stat -c %s "$src")" >>"$out/env.txt"
+	echo "tar_members $(tar -tf "$src" | wc -l)" >>"$out/env.txt"
+	echo "guest.sh: copied $tar_src to tmpfs ($(stat -c %s "$src") bytes) in $(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }') s"
+	for t in $(seq "$trials"); do
+		for row in $(order "$t"); do tree_trial "$row" "$t"; done
+	done
+	rm -f "$src"
+fi
+if [[ " $phases " == *" random "* || " $phases " == *" tree "* ]]; then
+	umount "$mnt"
+fi
+if [[ " $phases " == *" two "* ]]; then
+	mkdir -p "$out/two"
+	modprobe null_blk nr_devices=0 || die "modprobe null_blk failed"
+	modprobe configfs 2>/dev/null || true
+	mountpoint -q "$cfs" || mount -t configfs none "$cfs" || die "cannot mount configfs"
+	slow=$(nullb_make aipu_slow 50000000 1)
+	fast=$(nullb_make aipu_fast 0 64)
+	disk_prepare "$slow"
+	disk_prepare "$fast"
+	# Held open: the last close of a block device writes its dirty pages.
+	exec 8<"$slow" 9<"$fast"
+	slow_id=$(disk_majmin "$slow")
+	echo "two_slow $slow $slow_id 50 ms a request, depth 1, $SLOW_PAGES pages" >>"$out/env.txt"
+	echo "two_fast $fast $(disk_majmin "$fast") $FAST_PAGES pages" >>"$out/env.txt"
+	for t in $(seq "$trials"); do
+		if [ $((t % 2)) -eq 1 ]; then rows="linux aipu"; else rows="aipu linux"; fi
+		for row in $rows; do two_trial "$row" "$t"; done
+	done
+	exec 8<&- 9<&-
+	gzip -f "$out"/two/fast-*.txt 2>/dev/null || true
+fi
+echo "elapsed_s $(($(date +%s) - start))" >>"$out/env.txt"
+dmesg >"$out/dmesg.txt"
+bad=$(grep -E "$DMESG_BAD" "$out/dmesg.txt" || true)
+if [ -n "$bad" ]; then
+	echo "guest.sh: the kernel log has lines the VM tests fail on:"
+	echo "$bad" | head -n 20
+	finish 1
+fi
+echo "guest.sh: done in $(($(date +%s) - start)) s"
+finish 0

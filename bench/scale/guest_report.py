@@ -1,0 +1,478 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Tables and a plot for the in-guest scale benchmark (bench/scale/guest-run.sh).
+
+    guest_report.py DIR
+
+DIR holds env.txt (the host's side) and guest/ (what bench/scale/guest.sh
+wrote: results.txt, env.txt, two/<row>-<n>.table, ...).  Writes
+DIR/summary.md, DIR/summary.json and DIR/plots/guest-scale.png, and prints
+summary.md's tables on stdout.
+
+Ratios pair the rows of one trial (the same boot, run back to back):
+random, aipu's write rate over none's; tree, none's extraction time over
+aipu's (a throughput ratio too).  Tracking overhead = 1 - ratio.
+"""
+
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+TARGET_OVERHEAD = 0.03
+TARGET_BYTES = 16
+
+
+def read_kv(path, sep=None):
+    out = {}
+    if not os.path.exists(path):
+        return out
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            if sep:
+                k, _, v = line.partition(sep)
+                out[k.strip()] = v.strip()
+            else:
+                k, _, v = line.partition(" ")
+                out[k] = v
+    return out
+
+
+def read_results(path):
+    """{phase: {row: {trial: {key: value}}}} from results.txt."""
+    res = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            p = line.split()
+            if len(p) != 5:
+                continue
+            phase, row, trial, key, val = p
+            try:
+                v = float(val)
+            except ValueError:
+                continue
+            res.setdefault(phase, {}).setdefault(row, {}).setdefault(int(trial), {})[key] = v
+    return res
+
+
+def read_table(path):
+    """Per-page delays (s) of pagetrace.py analyze --table; None = not written."""
+    delays = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            p = line.split()
+            if len(p) == 5:
+                delays.append(None if p[4] == "-" else float(p[4]))
+    return delays
+
+
+def stats(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None
+    a = np.array(xs)
+    return {
+        "n": len(xs),
+        "median": float(np.median(a)),
+        "p99": float(np.percentile(a, 99)),
+        "max": float(a.max()),
+        "min": float(a.min()),
+    }
+
+
+def fmt(v, nd=3):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{nd}f}"
+    return str(v)
+
+
+def pair_ratios(phase, key, invert):
+    """Per trial: (trial, none, aipu, ratio) for the trials with both rows."""
+    rows = []
+    none, aipu = phase.get("none", {}), phase.get("aipu", {})
+    for t in sorted(set(none) & set(aipu)):
+        a, b = none[t].get(key), aipu[t].get(key)
+        if not a or not b:
+            continue
+        rows.append((t, a, b, a / b if invert else b / a))
+    return rows
+
+
+def aipu_memory(trial):
+    """Bytes per tracked page, two ways, and per page dirtied."""
+    pages = trial.get("pages_tracked") or 0
+    dirtied = trial.get("nr_dirtied") or 0
+    runs = trial.get("runs_tracked") or 0
+    mem = trial.get("mem_bytes")
+    slab_active = sum(v for k, v in trial.items() if k.endswith("_bytes_active"))
+    slab_pages = sum(v for k, v in trial.items() if k.endswith("_bytes_slabs"))
+    div = lambda a, b: (a / b) if (a is not None and b) else None  # noqa: E731
+    return {
+        "pages_tracked": pages,
+        "runs_tracked": runs,
+        "mappings_tracked": trial.get("mappings_tracked"),
+        "pages_dirtied": dirtied,
+        "mem_bytes": mem,
+        "slab_bytes_active": slab_active,
+        "slab_bytes_slabs": slab_pages,
+        "B_per_tracked_page_mem": div(mem, pages),
+        "B_per_tracked_page_slab": div(slab_active, pages),
+        "B_per_tracked_page_slab_pages": div(slab_pages, pages),
+        "B_per_dirtied_page_mem": div(mem, dirtied),
+        "B_per_run_mem": div(mem, runs),
+        "fallbacks": trial.get("fallbacks"),
+        "lock_hold_max_ns": trial.get("lock_hold_max_ns"),
+        "removed_lock_hold_max_ns": trial.get("removed_lock_hold_max_ns"),
+    }
+
+
+def throughput_section(name, res, key, invert, unit_label, conv, md, summary):
+    phase = res.get(name, {})
+    pairs = pair_ratios(phase, key, invert)
+    out = {"trials": [], "ratio": None}
+    if not pairs:
+        return out
+    md.append(
+        f"| trial | none {unit_label} | aipu {unit_label} | ratio aipu/none | overhead "
+        "| pages written meanwhile (none / aipu) |"
+    )
+    md.append("|---:|---:|---:|---:|---:|---:|")
+    for t, a, b, r in pairs:
+        wn = phase["none"][t].get("nr_written")
+        wa = phase["aipu"][t].get("nr_written")
+        md.append(
+            f"| {t} | {fmt(conv(a), 1)} | {fmt(conv(b), 1)} | {r:.3f} | {100 * (1 - r):.1f} % "
+            f"| {fmt(wn, 0)} / {fmt(wa, 0)} |"
+        )
+        out["trials"].append(
+            {
+                "trial": t,
+                "none": conv(a),
+                "aipu": conv(b),
+                "ratio": r,
+                "overhead": 1 - r,
+                "nr_written_none": wn,
+                "nr_written_aipu": wa,
+                "nr_dirtied_none": phase["none"][t].get("nr_dirtied"),
+                "nr_dirtied_aipu": phase["aipu"][t].get("nr_dirtied"),
+            }
+        )
+    # The extra time per page dirtied, from the same pair of runs.
+    for tr in out["trials"]:
+        t = tr["trial"]
+        n_none = phase["none"][t].get("nr_dirtied") or 0
+        n_aipu = phase["aipu"][t].get("nr_dirtied") or 0
+        if name == "random":
+            per = [1e6 / v for v in (tr["none"], tr["aipu"])]
+        else:
+            per = [
+                1e6 * phase["none"][t]["wall_s"] / n_none if n_none else None,
+                1e6 * phase["aipu"][t]["wall_s"] / n_aipu if n_aipu else None,
+            ]
+        tr["us_per_page_none"], tr["us_per_page_aipu"] = per
+        tr["extra_us_per_page"] = per[1] - per[0] if None not in per else None
+    rs = [p[3] for p in pairs]
+    md.append("")
+    md.append(
+        "Time per page dirtied (none / aipu, µs; random: 1 / write rate, tree: extraction "
+        "time / pages dirtied): "
+        + "; ".join(
+            f"trial {tr['trial']}: {fmt(tr['us_per_page_none'], 1)} / "
+            f"{fmt(tr['us_per_page_aipu'], 1)}, extra {fmt(tr['extra_us_per_page'], 1)}"
+            for tr in out["trials"]
+        )
+        + "."
+    )
+    med = float(np.median(rs))
+    out["ratio"] = {"median": med, "min": min(rs), "max": max(rs), "n": len(rs)}
+    out["overhead_median"] = 1 - med
+    out["meets_3pct"] = (1 - med) <= TARGET_OVERHEAD
+    md.append("")
+    md.append(
+        f"Ratio aipu/none: median **{med:.3f}** (range {min(rs):.3f}-{max(rs):.3f}, "
+        f"{len(rs)} trials): tracking overhead {100 * (1 - med):.1f} % "
+        f"(target at most {100 * TARGET_OVERHEAD:.0f} %: "
+        f"{'met' if out['meets_3pct'] else 'NOT met'})."
+    )
+    summary[name] = out
+    return out
+
+
+def memory_section(name, res, md, summary):
+    aipu = res.get(name, {}).get("aipu", {})
+    if not aipu:
+        return
+    md.append(
+        "| trial | pages dirtied | pages tracked | runs | files | mem_bytes | B/page (mem_bytes) "
+        "| B/page (slab objects) | B/page (slab pages) | B/page dirtied | B/run "
+        "| lock_hold_max_ns | after removal |"
+    )
+    md.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    mem = []
+    for t in sorted(aipu):
+        m = aipu_memory(aipu[t])
+        m["trial"] = t
+        mem.append(m)
+        md.append(
+            f"| {t} | {fmt(m['pages_dirtied'], 0)} | {fmt(m['pages_tracked'], 0)} "
+            f"| {fmt(m['runs_tracked'], 0)} | {fmt(m['mappings_tracked'], 0)} "
+            f"| {fmt(m['mem_bytes'], 0)} | {fmt(m['B_per_tracked_page_mem'], 1)} "
+            f"| {fmt(m['B_per_tracked_page_slab'], 1)} | {fmt(m['B_per_tracked_page_slab_pages'], 1)} "
+            f"| {fmt(m['B_per_dirtied_page_mem'], 1)} | {fmt(m['B_per_run_mem'], 1)} "
+            f"| {fmt(m['lock_hold_max_ns'], 0)} | {fmt(m['removed_lock_hold_max_ns'], 0)} |"
+        )
+    summary.setdefault(name, {})["memory"] = mem
+    summary[name]["lock_hold_max_ns"] = [m["lock_hold_max_ns"] for m in mem]
+    summary[name]["removed_lock_hold_max_ns"] = [m["removed_lock_hold_max_ns"] for m in mem]
+
+
+def calib_section(d, md, summary):
+    """bench/scale's table 1 on the host and in the guest: TCG's factor."""
+    rows = {}
+    for side, sub in (("host", "host-calib"), ("guest", os.path.join("guest", "calib"))):
+        path = os.path.join(d, sub, "runs.json")
+        if not os.path.exists(path):
+            return
+        with open(path, encoding="utf-8") as f:
+            for r in json.load(f)["rows"]:
+                key = (r["pattern_name"], r["n"])
+                rows.setdefault(key, {})[side] = r["ns"]["median"]
+    md.append(
+        "| pattern (bench/scale table 1, --quick) | N pages | host median ns "
+        "| guest (TCG) median ns | guest / host |"
+    )
+    md.append("|---|---:|---:|---:|---:|")
+    out = []
+    for (pat, n), v in rows.items():
+        h, g = v.get("host"), v.get("guest")
+        f = g / h if h and g else None
+        out.append({"pattern": pat, "n": n, "host_ns": h, "guest_ns": g, "factor": f})
+        md.append(f"| {pat} | {n:,} | {fmt(h, 0)} | {fmt(g, 0)} | {fmt(f, 1)} |")
+    summary["calib"] = out
+
+
+def two_section(gdir, res, md, summary):
+    two = res.get("two", {})
+    if not two:
+        return None
+    out = {}
+    md.append(
+        "| row | trial | fast pages written | median s | p99 s | max s | min s "
+        "| slow device's pages still tracked after | lock_hold_max_ns |"
+    )
+    md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    delays_by_row = {}
+    for row in ("linux", "aipu"):
+        allv = []
+        for t in sorted(two.get(row, {})):
+            path = os.path.join(gdir, "two", f"{row}-{t}.table")
+            if not os.path.exists(path):
+                continue
+            d = read_table(path)
+            s = stats(d)
+            allv.extend(x for x in d if x is not None)
+            r = two[row][t]
+            lock = r.get("lock_hold_max_ns") if row == "aipu" else None
+            md.append(
+                f"| {row} | {t} | {sum(1 for x in d if x is not None)}/{len(d)} "
+                f"| {fmt(s and s['median'])} | {fmt(s and s['p99'])} | {fmt(s and s['max'])} "
+                f"| {fmt(s and s['min'])} | {fmt(r.get('slow_tracked_after'), 0)} | {fmt(lock, 0)} |"
+            )
+            out.setdefault(row, {"trials": []})["trials"].append(
+                {
+                    "trial": t,
+                    "delay_s": s,
+                    "unwritten": sum(1 for x in d if x is None),
+                    "slow_tracked_after": r.get("slow_tracked_after"),
+                    "lock_hold_max_ns": r.get("lock_hold_max_ns"),
+                }
+            )
+        if allv:
+            out[row]["all"] = stats(allv)
+            delays_by_row[row] = allv
+    md.append("")
+    for row, label in (("linux", "Linux's writeback"), ("aipu", "aipu")):
+        s = out.get(row, {}).get("all")
+        if s:
+            md.append(
+                f"- {label}, all trials: {s['n']} pages, write minus first-dirty time median "
+                f"{s['median']:.3f} s, p99 {s['p99']:.3f} s, max {s['max']:.3f} s."
+            )
+    summary["two"] = out
+    return delays_by_row
+
+
+def plot(dirpath, summary, delays_by_row):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("guest_report.py: no matplotlib: no plot", file=sys.stderr)
+        return None
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for ax, name, label in (
+        (axes[0], "random", "random 4-KiB writes/s"),
+        (axes[1], "tree", "tree extraction, MB/s"),
+    ):
+        tr = summary.get(name, {}).get("trials", [])
+        if not tr:
+            ax.set_visible(False)
+            continue
+        x = np.arange(len(tr))
+        ax.bar(x - 0.2, [t["none"] for t in tr], 0.4, label="none (no module)")
+        ax.bar(x + 0.2, [t["aipu"] for t in tr], 0.4, label="aipu (policy kernel)")
+        for i, t in enumerate(tr):
+            ax.annotate(
+                f"{t['ratio']:.3f}",
+                (i, max(t["none"], t["aipu"])),
+                ha="center",
+                va="bottom",
+                fontsize=8,
+            )
+        ax.set_xticks(x, [f"trial {t['trial']}" for t in tr])
+        ax.set_ylabel(label)
+        ax.set_title(f"{name}: ratio aipu/none per trial")
+        ax.legend(fontsize=8, loc="lower right")
+    ax = axes[2]
+    if delays_by_row:
+        for row, label in (
+            ("linux", "Linux writeback (3 s expiry)"),
+            ("aipu", "aipu (max_age 3 s)"),
+        ):
+            v = sorted(delays_by_row.get(row, []))
+            if v:
+                ax.plot(v, np.arange(1, len(v) + 1) / len(v), label=label)
+        ax.set_xlabel("fast device: write (D) minus first-dirty time, s")
+        ax.set_ylabel("fraction of pages")
+        ax.set_title("two devices, the slow one backlogged")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    else:
+        ax.set_visible(False)
+    fig.tight_layout()
+    os.makedirs(os.path.join(dirpath, "plots"), exist_ok=True)
+    path = os.path.join(dirpath, "plots", "guest-scale.png")
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print(__doc__, file=sys.stderr)
+        return 2
+    d = argv[0]
+    gdir = os.path.join(d, "guest")
+    host = read_kv(os.path.join(d, "env.txt"), sep=":")
+    genv = read_kv(os.path.join(gdir, "env.txt"))
+    res = read_results(os.path.join(gdir, "results.txt"))
+    summary = {"host": host, "guest": genv}
+    md = []
+    md.append(f"# Scale benchmark in a guest: {genv.get('kernel', '?')}")
+    md.append("")
+    md.append(
+        f"Produced by `{host.get('command', '?')}`, {host.get('date', '?')}, commit "
+        f"{host.get('commit', '?')} (module sources differ from it: "
+        f"{host.get('module sources differ from the commit', '?')}). QEMU TCG, "
+        f"{genv.get('cpus', '?')} vCPUs, {int(genv.get('mem_kb', 0) or 0) // 1024} MiB; "
+        f"host {host.get('host CPU', '?')}, load average before {host.get('load before', '?')}, "
+        f"after {host.get('load after', '?')}. The host was shared with other engineers' builds "
+        "and VMs; the rows alternate within each trial (none first on odd trials), so both "
+        "see the same load."
+    )
+    md.append("")
+    md.append(
+        "Rows: `none` = aipu not loaded; `aipu` = aipu.ko loaded for the trial with "
+        "`policy=kernel max_age_ms=3600000 handover_ms=0` (it timestamps and tracks every "
+        "page and writes none, so the difference is the tracking alone). Dirty limits raised "
+        f"({genv.get('vm.dirty_bytes', '?')} B, background {genv.get('vm.dirty_background_bytes', '?')} B, "
+        f"bdi min_ratio {genv.get('bdi_min_ratio', '?')}), periodic writeback off: "
+        "'pages written meanwhile' (/proc/vmstat nr_written) shows what was written anyway."
+    )
+    md.append("")
+    md.append(
+        f"## Random writes: every 4-KiB page of a cached {genv.get('random_mib', '?')}-MiB "
+        "file once (fio, psync, lfsr)"
+    )
+    md.append("")
+    throughput_section("random", res, "fio_iops", False, "writes/s", lambda v: v, md, summary)
+    md.append("")
+    memory_section("random", res, md, summary)
+    md.append("")
+    tar_mb = float(genv.get("tar_bytes", 0) or 0) / 1e6
+    md.append(
+        f"## Extracting the tree: {genv.get('tar_members', '?')} members, {tar_mb:.0f} MB "
+        "(uncompressed tar on a tmpfs) onto ext4"
+    )
+    md.append("")
+    throughput_section(
+        "tree",
+        res,
+        "wall_s",
+        True,
+        "MB/s",
+        lambda s: tar_mb / s if s else None,
+        md,
+        summary,
+    )
+    md.append("")
+    memory_section("tree", res, md, summary)
+    md.append("")
+    md.append("## What TCG makes of aipu's own code: src/track.c in user space, host and guest")
+    md.append("")
+    md.append(
+        "The same bench/scale binary (the real src/track.c, one page a transition: lock, "
+        "lookup, insert, unlock) run natively on the host and in the guest, to scale the "
+        "extra time per page above: the kernel's probe adds the tracepoint call, RCU, the "
+        "device and tracker lookup, the clock reads around the lock and a slab allocation "
+        "per run to this."
+    )
+    md.append("")
+    calib_section(d, md, summary)
+    md.append("")
+    md.append(
+        "## Two devices: the fast device's write time minus its pages' first-dirty time, "
+        "while the slow one holds a backlog"
+    )
+    md.append("")
+    md.append(
+        f"Slow: {genv.get('two_slow', '?')}; fast: {genv.get('two_fast', '?')} (4.5 s later). "
+        "Expiry 3 s, period 1 s for both rows: `linux` = Linux's writeback "
+        "(dirty_expire_centisecs 300, dirty_writeback_centisecs 100, aipu loaded with policy "
+        "kernel); `aipu` = policy aipu, max_age_ms 3000, period_ms 1000."
+    )
+    md.append("")
+    delays = two_section(gdir, res, md, summary)
+    md.append("")
+    md.append(
+        "lock_hold_max_ns is the guest's own measurement (local_clock() around each hold of "
+        "a device lock, interrupts off) under TCG, where every instruction is emulated: it is "
+        "several times what the same code takes on hardware (bench/scale's host figures)."
+    )
+    p = plot(d, summary, delays)
+    if p:
+        md.append("")
+        md.append(f"![guest scale](plots/{os.path.basename(p)})")
+    text = "\n".join(md) + "\n"
+    with open(os.path.join(d, "summary.md"), "w", encoding="utf-8") as f:
+        f.write(text)
+    with open(os.path.join(d, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=1, sort_keys=True)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
