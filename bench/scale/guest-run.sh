@@ -145,6 +145,8 @@ for k in $kernels; do
 	mkdir -p "$dir/guest"
 	dir=$(cd "$dir" && pwd)
 	cp "$root/build/$k/aipu.ko" "$dir/guest/aipu.ko"
+	# The random phase's writer (randwrite.c), built here for the guest.
+	gcc -O2 -Wall -Wextra -o "$dir/guest/randwrite" "$here/randwrite.c"
 	# calib: bench/scale's binary (src/track.c in user space), on the host
 	# now and in the guest (guest.sh): TCG's factor for aipu's own code.
 	scalebin=""
@@ -177,13 +179,14 @@ for k in $kernels; do
 	} >"$dir/env.txt"
 	echo "$prog: ===== $k: results in $dir" >&2
 	set +e
-	AIPU_SCALE_KO=$dir/guest/aipu.ko AIPU_SCALE_BIN=$scalebin nice -n 10 "$root/scripts/vm.sh" --kernel "$k" \
+	AIPU_SCALE_KO=$dir/guest/aipu.ko AIPU_SCALE_BIN=$scalebin AIPU_SCALE_RANDWRITE=$dir/guest/randwrite nice -n 10 "$root/scripts/vm.sh" --kernel "$k" \
 		--disk fifo:1000000 --disk-size 8192 --memory "$memory" --cpus 2 \
 		--timeout 7200 --out "$dir/guest" --verbose -- \
-		"$here/guest.sh" "${gargs[@]}" 2>&1 | cat
+		"$here/guest.sh" "${gargs[@]}" 2>&1 |
+		"$python" "$here/guest_cpu.py" "$dir/guest/host-cpu.txt" "$dir/guest"
 	rc=${PIPESTATUS[0]}
 	set -e
-	rm -f "$dir/guest/aipu.ko" "$dir/guest/scale"
+	rm -f "$dir/guest/aipu.ko" "$dir/guest/scale" "$dir/guest/randwrite"
 	{
 		echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 		echo "busiest processes after: $(busy)"

@@ -22,11 +22,15 @@
 #           set against the same binary on the host.
 #   random  a M-MiB file (default 1024; --quick 64) on ext4, fallocated and
 #           read into the page cache, then every 4-KiB page of it written
-#           once in random order (fio, psync, lfsr generator, no fsync):
+#           once in random order (bench/scale/randwrite.c: pwrite, no
+#           fsync; fio's start-up would be in the host's CPU time):
 #           the write rate.
 #   tree    FILE (an uncompressed tar: Debian's linux-source-6.1, unpacked
 #           on the host) copied once to a tmpfs, then extracted onto ext4:
 #           the extraction's time.
+#   profile (not by default) one random trial a row (the --mib file)
+#           under perf record -e cpu-clock -a -g: where the time
+#           goes (profile/<row>.txt, perf report by symbol, no children).
 #   two     two null_blk devices: a slow one (one request at a time, 50 ms
 #           each) holding a backlog of 400 aged random pages, a fast one
 #           that gets 200 random pages 4.5 s later; the fast device's write
@@ -44,7 +48,7 @@
 #
 # Output in $AIPU_OUT: guest.log, env.txt, results.txt (one line a
 # measurement: "phase row trial key value"), dmesg.txt, and per trial
-# random/<row>-<n>.fio.json, */<row>-<n>.stat, */<row>-<n>.slab and
+# random/<row>-<n>.out, */<row>-<n>.stat, */<row>-<n>.slab and
 # two/<row>-<n>.table (pagetrace.py analyze's per-page times).
 set -euo pipefail
 
@@ -110,6 +114,10 @@ fi
 # The module this run loads: the host script's private copy, so that a
 # rebuild of build/<kver>/aipu.ko meanwhile cannot change it mid-run.
 ko=${AIPU_SCALE_KO:-${AIPU_KO:-}}
+randwrite=${AIPU_SCALE_RANDWRITE:-}
+if [[ " $phases " == *" random "* || " $phases " == *" profile "* ]] && [ ! -x "$randwrite" ]; then
+	die "no randwrite binary (AIPU_SCALE_RANDWRITE): run through bench/scale/guest-run.sh."
+fi
 if [ -z "$ko" ] || [ ! -f "$ko" ]; then
 	die "no aipu.ko (AIPU_SCALE_KO or AIPU_KO): run through bench/scale/guest-run.sh."
 fi
@@ -206,14 +214,13 @@ bash "$root/scripts/hold-hooks.sh" || die "could not hold aipu's hook points (sc
 	echo "random_mib $mib"
 	echo "tar $tar_src"
 	echo "phases $phases"
-	echo "fio $(fio --version)"
 	echo "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 	echo "hz $(sed -n 's/^CONFIG_HZ=//p' "/boot/config-$kver" 2>/dev/null || echo unknown)"
 	echo "aipu_params policy=kernel max_age_ms=3600000 handover_ms=0"
 } >"$out/env.txt"
 
 mnt=/tmp/scale-mnt
-if [[ " $phases " == *" random "* || " $phases " == *" tree "* ]]; then
+if [[ " $phases " == *" random "* || " $phases " == *" tree "* || " $phases " == *" profile "* ]]; then
 	if [ -z "$disk" ] || [ ! -b "$disk" ]; then
 		die "no test disk (AIPU_DISK): boot with scripts/vm.sh --disk fifo:..."
 	fi
@@ -286,25 +293,17 @@ random_trial() { # ROW TRIAL
 	D0=$(vmstat_of nr_dirtied)
 	S0=$(disk_wsect "$disk")
 	t0=$(now)
-	fio --name=rand --filename="$f" --rw=randwrite --bs=4k --size="${mib}M" \
-		--ioengine=psync --clocksource=clock_gettime --random_generator=lfsr --norandommap --randrepeat=0 \
-		--invalidate=0 --fallocate=none --fsync=0 --end_fsync=0 \
-		--output-format=json --output="$base.fio.json" >/dev/null ||
-		die "fio failed (row $row, trial $t)"
+	# Its marks go to the console as they are printed: the host reads
+	# QEMU's CPU time at each (guest_cpu.py).
+	"$randwrite" "$f" $((mib * 256)) "$t" "random $row $t" | tee "$base.out" ||
+		die "randwrite failed (row $row, trial $t)"
 	t1=$(now)
 	after_measure random "$row" "$t" "$base"
 	rec random "$row" "$t" wall_s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
-	python3 - "$base.fio.json" "$row" "$t" >>"$results" <<'EOF'
-import json, sys
-j = json.load(open(sys.argv[1]))
-w = j["jobs"][0]["write"]
-for k, v in (("fio_iops", w["iops"]), ("fio_ios", w["total_ios"]),
-             ("fio_runtime_ms", w["runtime"]), ("fio_clat_mean_ns", w["clat_ns"]["mean"])):
-    print(f"random {sys.argv[2]} {sys.argv[3]} {k} {v}")
-EOF
+	awk -v r="$row" -v t="$t" '$1 == "writes" { print "random", r, t, "writes", $2; print "random", r, t, "write_s", $4; print "random", r, t, "rate", $6 }' "$base.out" >>"$results"
 	rm -f "$f"
 	after_remove random "$row" "$t" "$base"
-	echo "guest.sh: random $row trial $t: $(grep "^random $row $t fio_iops" "$results" | cut -d' ' -f5) writes/s, $(grep "^random $row $t nr_written" "$results" | cut -d' ' -f5) pages written meanwhile"
+	echo "guest.sh: random $row trial $t: $(grep "^random $row $t rate" "$results" | cut -d' ' -f5) writes/s, $(grep "^random $row $t nr_written" "$results" | cut -d' ' -f5) pages written meanwhile"
 }
 
 # -------------------------------------------------------------------- tree
@@ -313,9 +312,11 @@ tree_trial() { # ROW TRIAL
 	rm -rf "$d"
 	before_trial "$row"
 	mkdir -p "$d"
+	echo "@@aipu-scale-mark begin tree $row $t"
 	t0=$(now)
 	tar -xf "$src" -C "$d" || die "tar -xf failed (row $row, trial $t)"
 	t1=$(now)
+	echo "@@aipu-scale-mark end tree $row $t"
 	after_measure tree "$row" "$t" "$base"
 	rec tree "$row" "$t" wall_s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
 	r0=$(now)
@@ -408,6 +409,28 @@ if [[ " $phases " == *" random "* ]]; then
 		for row in $(order "$t"); do random_trial "$row" "$t"; done
 	done
 fi
+if [[ " $phases " == *" profile "* ]]; then
+	mkdir -p "$out/profile" "$out/random"
+	for row in none aipu; do
+		f=$mnt/rand.dat
+		rm -f "$f"
+		fallocate -l "${mib}M" "$f"
+		before_trial "$row"
+		cat "$f" >/dev/null
+		perf record -q -e cpu-clock -F 2000 -a -g -o "$TEST_TMP/perf-$row.data" -- \
+			"$randwrite" "$f" $((mib * 256)) 1 "profile $row" >"$out/profile/$row.out" 2>&1 ||
+			echo "guest.sh: perf record failed ($row)"
+		perf report -i "$TEST_TMP/perf-$row.data" --no-children --sort sym --stdio -g none \
+			--percent-limit 0.3 2>/dev/null | grep -v '^$' | head -n 80 >"$out/profile/$row.txt" || true
+		perf report -i "$TEST_TMP/perf-$row.data" --children --sort sym --stdio -g none \
+			--percent-limit 1 2>/dev/null | grep -v '^$' | head -n 80 >"$out/profile/$row-children.txt" || true
+		rm -f "$f" "$TEST_TMP/perf-$row.data"
+		[ "$row" = none ] || snap_aipu "$out/profile/$row"
+		sync
+		unload_aipu
+		echo "guest.sh: profile $row: $(grep '^writes' "$out/profile/$row.out")"
+	done
+fi
 if [[ " $phases " == *" tree "* ]]; then
 	[ -f "$tar_src" ] || die "--tar $tar_src: no such file (bench/scale/guest-run.sh makes it)."
 	mkdir -p "$out/tree" /tmp/scale-src
@@ -423,7 +446,7 @@ if [[ " $phases " == *" tree "* ]]; then
 	done
 	rm -f "$src"
 fi
-if [[ " $phases " == *" random "* || " $phases " == *" tree "* ]]; then
+if mountpoint -q "$mnt"; then
 	umount "$mnt"
 fi
 if [[ " $phases " == *" two "* ]]; then

@@ -135,76 +135,117 @@ def aipu_memory(trial):
     }
 
 
-def throughput_section(name, res, key, invert, unit_label, conv, md, summary):
+def throughput_section(name, res, metric, md, summary):
+    """One table of none against aipu for phase NAME.
+
+    metric "cpu": QEMU's CPU time on the host between the marks (the work
+    the guest did); "wall": the guest's own clock (random: randwrite's write
+    rate; tree: tar's time).  Throughput = pages dirtied / time.
+    """
     phase = res.get(name, {})
-    pairs = pair_ratios(phase, key, invert)
-    out = {"trials": [], "ratio": None}
+    key = "host_cpu_s" if metric == "cpu" else ("write_s" if name == "random" else "wall_s")
+    pairs = pair_ratios(phase, key, True)
+    out = {"metric": metric, "key": key, "trials": [], "ratio": None}
     if not pairs:
+        md.append("(no figures)")
         return out
+    unit = "host CPU s" if metric == "cpu" else "guest s"
     md.append(
-        f"| trial | none {unit_label} | aipu {unit_label} | ratio aipu/none | overhead "
-        "| pages written meanwhile (none / aipu) |"
+        f"| trial | none {unit} | aipu {unit} | none pages/s | aipu pages/s "
+        "| µs a page (none / aipu / extra) | ratio aipu/none | overhead "
+        "| host wait s (none / aipu) | pages written meanwhile (none / aipu) |"
     )
-    md.append("|---:|---:|---:|---:|---:|---:|")
+    md.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for t, a, b, r in pairs:
-        wn = phase["none"][t].get("nr_written")
-        wa = phase["aipu"][t].get("nr_written")
+        pn, pa = phase["none"][t], phase["aipu"][t]
+        n_none = pn.get("nr_dirtied") or 0
+        n_aipu = pa.get("nr_dirtied") or 0
+        us_n = 1e6 * a / n_none if n_none else None
+        us_a = 1e6 * b / n_aipu if n_aipu else None
+        extra = us_a - us_n if us_n is not None and us_a is not None else None
+        tr = {
+            "trial": t,
+            "none_s": a,
+            "aipu_s": b,
+            "none_pages_per_s": n_none / a,
+            "aipu_pages_per_s": n_aipu / b,
+            "ratio": r,
+            "overhead": 1 - r,
+            "us_per_page_none": us_n,
+            "us_per_page_aipu": us_a,
+            "extra_us_per_page": extra,
+            "host_wait_s_none": pn.get("host_wait_s"),
+            "host_wait_s_aipu": pa.get("host_wait_s"),
+            "nr_written_none": pn.get("nr_written"),
+            "nr_written_aipu": pa.get("nr_written"),
+            "nr_dirtied_none": n_none,
+            "nr_dirtied_aipu": n_aipu,
+        }
+        # Ratio of throughputs (pages / s); the rows dirty the same pages,
+        # give or take file-system metadata.
+        if n_none and n_aipu:
+            tr["ratio"] = r = (n_aipu / b) / (n_none / a)
+            tr["overhead"] = 1 - r
+        out["trials"].append(tr)
         md.append(
-            f"| {t} | {fmt(conv(a), 1)} | {fmt(conv(b), 1)} | {r:.3f} | {100 * (1 - r):.1f} % "
-            f"| {fmt(wn, 0)} / {fmt(wa, 0)} |"
+            f"| {t} | {a:.2f} | {b:.2f} | {fmt(tr['none_pages_per_s'], 0)} "
+            f"| {fmt(tr['aipu_pages_per_s'], 0)} | {fmt(us_n, 1)} / {fmt(us_a, 1)} / "
+            f"{fmt(extra, 1)} | {r:.3f} | {100 * (1 - r):.1f} % "
+            f"| {fmt(tr['host_wait_s_none'], 1)} / {fmt(tr['host_wait_s_aipu'], 1)} "
+            f"| {fmt(tr['nr_written_none'], 0)} / {fmt(tr['nr_written_aipu'], 0)} |"
         )
-        out["trials"].append(
-            {
-                "trial": t,
-                "none": conv(a),
-                "aipu": conv(b),
-                "ratio": r,
-                "overhead": 1 - r,
-                "nr_written_none": wn,
-                "nr_written_aipu": wa,
-                "nr_dirtied_none": phase["none"][t].get("nr_dirtied"),
-                "nr_dirtied_aipu": phase["aipu"][t].get("nr_dirtied"),
-            }
-        )
-    # The extra time per page dirtied, from the same pair of runs.
-    for tr in out["trials"]:
-        t = tr["trial"]
-        n_none = phase["none"][t].get("nr_dirtied") or 0
-        n_aipu = phase["aipu"][t].get("nr_dirtied") or 0
-        if name == "random":
-            per = [1e6 / v for v in (tr["none"], tr["aipu"])]
-        else:
-            per = [
-                1e6 * phase["none"][t]["wall_s"] / n_none if n_none else None,
-                1e6 * phase["aipu"][t]["wall_s"] / n_aipu if n_aipu else None,
-            ]
-        tr["us_per_page_none"], tr["us_per_page_aipu"] = per
-        tr["extra_us_per_page"] = per[1] - per[0] if None not in per else None
-    rs = [p[3] for p in pairs]
-    md.append("")
-    md.append(
-        "Time per page dirtied (none / aipu, µs; random: 1 / write rate, tree: extraction "
-        "time / pages dirtied): "
-        + "; ".join(
-            f"trial {tr['trial']}: {fmt(tr['us_per_page_none'], 1)} / "
-            f"{fmt(tr['us_per_page_aipu'], 1)}, extra {fmt(tr['extra_us_per_page'], 1)}"
-            for tr in out["trials"]
-        )
-        + "."
-    )
+    rs = [tr["ratio"] for tr in out["trials"]]
     med = float(np.median(rs))
     out["ratio"] = {"median": med, "min": min(rs), "max": max(rs), "n": len(rs)}
     out["overhead_median"] = 1 - med
     out["meets_3pct"] = (1 - med) <= TARGET_OVERHEAD
     md.append("")
     md.append(
-        f"Ratio aipu/none: median **{med:.3f}** (range {min(rs):.3f}-{max(rs):.3f}, "
-        f"{len(rs)} trials): tracking overhead {100 * (1 - med):.1f} % "
-        f"(target at most {100 * TARGET_OVERHEAD:.0f} %: "
+        f"Throughput ratio aipu/none ({unit}): median **{med:.3f}** "
+        f"(range {min(rs):.3f}-{max(rs):.3f}, {len(rs)} trials): tracking overhead "
+        f"{100 * (1 - med):.1f} % (target at most {100 * TARGET_OVERHEAD:.0f} %: "
         f"{'met' if out['meets_3pct'] else 'NOT met'})."
     )
-    summary[name] = out
+    summary.setdefault(name, {})[metric] = out
     return out
+
+
+def throughput_section_both(name, res, md, summary):
+    md.append(
+        "By QEMU's CPU time on the host between the guest's marks (the work the guest "
+        "did, whatever else ran on the host):"
+    )
+    md.append("")
+    throughput_section(name, res, "cpu", md, summary)
+    md.append("")
+    md.append(
+        "By the guest's own clock (includes the time QEMU's threads waited for a host CPU: "
+        "'host wait s'):"
+    )
+    md.append("")
+    throughput_section(name, res, "wall", md, summary)
+
+
+def read_host_cpu(path, res):
+    """Add host_cpu_s, host_wait_s, host_wall_s per (phase, row, trial)."""
+    if not os.path.exists(path):
+        return
+    begin = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            p = line.split()
+            if len(p) != 7:
+                continue
+            what, phase, row, trial = p[0], p[1], p[2], int(p[3])
+            wall, run, wait = (float(x) for x in p[4:7])
+            if what == "begin":
+                begin[(phase, row, trial)] = (wall, run, wait)
+            elif what == "end" and (phase, row, trial) in begin:
+                w0, r0, q0 = begin.pop((phase, row, trial))
+                d = res.setdefault(phase, {}).setdefault(row, {}).setdefault(trial, {})
+                d["host_wall_s"] = wall - w0
+                d["host_cpu_s"] = run - r0
+                d["host_wait_s"] = wait - q0
 
 
 def memory_section(name, res, md, summary):
@@ -321,27 +362,27 @@ def plot(dirpath, summary, delays_by_row):
         print("guest_report.py: no matplotlib: no plot", file=sys.stderr)
         return None
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
-    for ax, name, label in (
-        (axes[0], "random", "random 4-KiB writes/s"),
-        (axes[1], "tree", "tree extraction, MB/s"),
-    ):
-        tr = summary.get(name, {}).get("trials", [])
+    for ax, name in ((axes[0], "random"), (axes[1], "tree")):
+        sec = summary.get(name, {})
+        metric = "cpu" if sec.get("cpu", {}).get("trials") else "wall"
+        tr = sec.get(metric, {}).get("trials", [])
         if not tr:
             ax.set_visible(False)
             continue
         x = np.arange(len(tr))
-        ax.bar(x - 0.2, [t["none"] for t in tr], 0.4, label="none (no module)")
-        ax.bar(x + 0.2, [t["aipu"] for t in tr], 0.4, label="aipu (policy kernel)")
+        ax.bar(x - 0.2, [t["none_pages_per_s"] for t in tr], 0.4, label="none (no module)")
+        ax.bar(x + 0.2, [t["aipu_pages_per_s"] for t in tr], 0.4, label="aipu (policy kernel)")
         for i, t in enumerate(tr):
             ax.annotate(
                 f"{t['ratio']:.3f}",
-                (i, max(t["none"], t["aipu"])),
+                (i, max(t["none_pages_per_s"], t["aipu_pages_per_s"])),
                 ha="center",
                 va="bottom",
                 fontsize=8,
             )
         ax.set_xticks(x, [f"trial {t['trial']}" for t in tr])
-        ax.set_ylabel(label)
+        per = "host CPU s" if metric == "cpu" else "guest s"
+        ax.set_ylabel(f"pages dirtied per {per}")
         ax.set_title(f"{name}: ratio aipu/none per trial")
         ax.legend(fontsize=8, loc="lower right")
     ax = axes[2]
@@ -378,6 +419,7 @@ def main(argv=None):
     host = read_kv(os.path.join(d, "env.txt"), sep=":")
     genv = read_kv(os.path.join(gdir, "env.txt"))
     res = read_results(os.path.join(gdir, "results.txt"))
+    read_host_cpu(os.path.join(gdir, "host-cpu.txt"), res)
     summary = {"host": host, "guest": genv}
     md = []
     md.append(f"# Scale benchmark in a guest: {genv.get('kernel', '?')}")
@@ -407,7 +449,7 @@ def main(argv=None):
         "file once (fio, psync, lfsr)"
     )
     md.append("")
-    throughput_section("random", res, "fio_iops", False, "writes/s", lambda v: v, md, summary)
+    throughput_section_both("random", res, md, summary)
     md.append("")
     memory_section("random", res, md, summary)
     md.append("")
@@ -417,16 +459,7 @@ def main(argv=None):
         "(uncompressed tar on a tmpfs) onto ext4"
     )
     md.append("")
-    throughput_section(
-        "tree",
-        res,
-        "wall_s",
-        True,
-        "MB/s",
-        lambda s: tar_mb / s if s else None,
-        md,
-        summary,
-    )
+    throughput_section_both("tree", res, md, summary)
     md.append("")
     memory_section("tree", res, md, summary)
     md.append("")
