@@ -35,17 +35,18 @@
 #   1. every test in both groups "log" and "quick" (crash consistency:
 #      most use dm-flakey to drop what was not flushed);
 #   2. generic tests in group "auto" and "rw" or "mmap" whose script runs
-#      fsx or fsstress ($FSX_PROG, _run_fsx, $FSSTRESS_PROG,
-#      _run_fsstress), except the "soak" and "long_rw" ones (they run for
+#      fsx or fsstress ($FSX_PROG, $FSSTRESS_PROG, or a helper of
+#      common/: run_fsx, *_fsx, *_fsstress*), except the "soak" and "long_rw" ones (they run for
 #      as long as they are given);
 #   3. generic tests in both groups "mmap" and "quick".
 # Minus tests/fstests/exclude (each line says why) and --exclude.
 #
 # The disks: two memory-backed null_blk devices made in the guest (test
 # 2 GiB, scratch 3 GiB, discard on so mkfs gives the memory back), so the
-# guest gets 6 GiB of memory. Each test runs on its own (./check TEST) under
-# a time limit (--test-timeout, default 900 s). After each half the kernel
-# log is checked with the VM tests' check (tests/vm/lib.sh, DMESG_BAD).
+# guest gets 6 GiB of memory. One ./check runs the list in each half; a
+# test running longer than --test-timeout (default 900 s) is killed and
+# counted as timed out. The kernel log of each half is split by test and
+# each part checked with the VM tests' check (tests/vm/lib.sh, DMESG_BAD).
 #
 # Output in --out (default build/fstests/<date>/): per kernel and file
 # system, <kver>/<fs>/{noaipu,aipu}/ (fstests' results: .out.bad, .full,
@@ -219,19 +220,19 @@ for p in "${deps[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
 	[ "$(id -u)" -eq 0 ] || die "fstests needs ${missing[*]}: run as root, or apt-get install them."
-	echo "$prog: installing fstests' build dependencies: ${missing[*]}"
+	echo "$prog: installing fstests' build dependencies: ${missing[*]}" >&2
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" ||
 		die "apt-get install ${missing[*]} failed: run apt-get update, then try again."
 fi
 
 # --- fstests, built once per source --------------------------------------
 if [ -f "$cache/fstests-$id/built" ] && [ -x "$tree/ltp/fsx" ]; then
-	echo "$prog: fstests $id already built in $tree"
+	echo "$prog: fstests $id already built in $tree" >&2
 else
 	mkdir -p "$cache" || die "cannot create $cache: set AIPU_CACHE to a writable directory."
 	rm -rf "$cache/fstests-$id"
 	mkdir -p "$tree"
-	echo "$prog: building fstests from $src in $tree (nice 19, make -j2, a few minutes)"
+	echo "$prog: building fstests from $src in $tree (nice 19, make -j2, a few minutes)" >&2
 	if [ -d "$src" ]; then
 		(cd "$src" && tar cf - --exclude=.git .) | (cd "$tree" && tar xf -)
 	else
@@ -273,7 +274,7 @@ fsx_tests() {
 		group_tests generic auto mmap
 	} | sort -u | while read -r t; do
 		grep -qxF "$t" <<<"$long" && continue
-		grep -qE 'FSX_PROG|_run_fsx|FSSTRESS_PROG|_run_fsstress' "$tree/tests/$t" && echo "$t"
+		grep -qE 'FSX_PROG|FSSTRESS_PROG|run_fsx|_fsx\b|_fsstress' "$tree/tests/$t" && echo "$t"
 	done
 	return 0
 }

@@ -6,8 +6,8 @@ Reads the test list and each half's results.txt ("test result seconds
 klog" a line, written by tests/fstests/fstests-guest.sh), prints one line
 a test (result without aipu, with aipu, and a mark where they differ), then
 the differences, then "N passed, N failed". A test fails when it passes
-without aipu but fails, times out, is not run or has no result with aipu,
-or when its kernel log has a bad line (tests/vm/lib.sh's DMESG_BAD) only
+without aipu but fails, times out or is not run with aipu, when it has no
+result with aipu (the guest died or stopped before it), or when its kernel log has a bad line (tests/vm/lib.sh's DMESG_BAD) only
 with aipu; the kernel log after a half's last test counts as the test
 "end". --table appends one Markdown row to a report.
 """
@@ -81,11 +81,11 @@ def main() -> int:
             mark = "  <- differs"
         o_bad = wo.get(t, ("missing", 0, "ok"))
         i_bad = wi.get(t, ("missing", 0, "ok"))
-        result_only_aipu = i_bad[0] in BAD and o_bad[0] not in BAD
+        result_only_aipu = (i_bad[0] in BAD and o_bad[0] not in BAD) or i_bad[0] == "missing"
         klog_only_aipu = i_bad[2] == "bad" and o_bad[2] != "bad"
         if result_only_aipu or klog_only_aipu:
             failures.append(t)
-            mark = "  <- FAIL: only with aipu"
+            mark = "  <- FAIL: " + ("no result with aipu" if li == "missing" else "only with aipu")
         print(f"{t:<{width}}  {lo:<14}  {li:<14}{mark}")
     if end_log_bad(a.with_) and not end_log_bad(a.without):
         failures.append("end")

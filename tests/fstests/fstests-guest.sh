@@ -13,15 +13,19 @@
 # The disks are two memory-backed null_blk devices made here through
 # configfs, with discard on (mkfs then frees their memory): test 2 GiB,
 # scratch 3 GiB (AIPU_FSTESTS_TEST_MB, AIPU_FSTESTS_SCRATCH_MB).
-# Each test runs on its own (./check TEST) under `timeout`; after each one
-# the kernel log it produced is kept and checked with the VM tests' check
-# (tests/vm/lib.sh, dmesg_check).
+# One ./check runs the whole list in each half (check's own set-up, a
+# scratch mkfs and a test fsck, takes a minute or two under TCG); a
+# watchdog kills a test running longer than --test-timeout (default 900 s).
+# The half's kernel log is split at check's "run fstests TEST" lines and
+# each test's part checked with the VM tests' check (tests/vm/lib.sh,
+# dmesg_check).
 #
-# Writes $AIPU_OUT/<half>/: results/ (fstests' RESULT_BASE), results.txt
-# ("test result seconds klog" a line: result pass, fail, notrun, timeout;
-# klog ok, or bad when the test's kernel log has a line DMESG_BAD matches),
-# dmesg.txt (the whole log of the half, each test's part after a "=== test"
-# line), klog-bad.txt (the bad lines, by test), aipu-stat.txt (with aipu).
+# Writes $AIPU_OUT/<half>/: results/ (fstests' RESULT_BASE), check.log,
+# results.txt ("test result seconds klog" a line: result pass, fail, notrun,
+# timeout; a test check never reached has no line; klog ok, or bad when the
+# test's kernel log has a line DMESG_BAD matches), dmesg.txt (the half's
+# whole kernel log), klog-bad.txt (the bad lines, by test; "end:" after the
+# last test or at rmmod), timeouts.txt, aipu-stat.txt (with aipu).
 # Exit status 0 when both halves ran to the end, whatever the results:
 # scripts/fstests.sh compares them.
 set -euo pipefail
@@ -65,8 +69,11 @@ esac
 
 # --- disks --------------------------------------------------------------
 cfg=/sys/kernel/config/nullb
-mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 modprobe null_blk nr_devices=0 || die "modprobe null_blk failed."
+mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config ||
+	die "cannot mount configfs on /sys/kernel/config."
+# The disk takes the configfs name (6.1, 6.12) or nullb<index> (older
+# kernels); with nr_devices=0 both are nullb0 and nullb1 here.
 nullb_make() { # NAME MiB: prints the device
 	local d=$cfg/$1
 	mkdir "$d"
@@ -74,10 +81,10 @@ nullb_make() { # NAME MiB: prints the device
 	echo 1 >"$d/memory_backed"
 	echo 1 >"$d/discard"
 	echo 1 >"$d/power"
-	echo "/dev/nullb$(cat "$d/index")"
+	echo "/dev/$1"
 }
-TEST_DEV=$(nullb_make fstest "${AIPU_FSTESTS_TEST_MB:-2048}")
-SCRATCH_DEV=$(nullb_make fscratch "${AIPU_FSTESTS_SCRATCH_MB:-3072}")
+TEST_DEV=$(nullb_make nullb0 "${AIPU_FSTESTS_TEST_MB:-2048}")
+SCRATCH_DEV=$(nullb_make nullb1 "${AIPU_FSTESTS_SCRATCH_MB:-3072}")
 udevadm settle 2>/dev/null || true
 for d in "$TEST_DEV" "$SCRATCH_DEV"; do
 	for _ in $(seq 50); do [ -b "$d" ] && break; sleep 0.1; done
@@ -92,11 +99,22 @@ export FSTYP=$fs TEST_DEV TEST_DIR SCRATCH_DEV SCRATCH_MNT
 export HOST_OPTIONS=/tmp/fstests/local.config
 : >"$HOST_OPTIONS"
 
-# fstests' users (its README); /etc is a writable overlay.
-getent group fsgqa >/dev/null || groupadd fsgqa
-getent passwd fsgqa >/dev/null || useradd -m -g fsgqa fsgqa
-getent passwd fsgqa2 >/dev/null || useradd -m fsgqa2
-getent passwd 123456-fsgqa >/dev/null || useradd -g fsgqa 123456-fsgqa
+# fstests' users and group (its README). useradd cannot write /etc/shadow
+# in the guest (an overlay on the host's read-only 9p root), so they go
+# straight into /etc/passwd and /etc/group, without a password.
+add_id() { # FILE NAME LINE-AFTER-NAME-AND-ID
+	local f=$1 name=$2 id=3000
+	grep -q "^$name:" "$f" && return 0
+	while cut -d: -f3 "$f" | grep -qx "$id"; do id=$((id + 1)); done
+	echo "$name:x:$id:$3" >>"$f"
+}
+add_id /etc/group fsgqa ""
+gid=$(getent group fsgqa | cut -d: -f3)
+for u in fsgqa fsgqa2 123456-fsgqa; do
+	add_id /etc/passwd "$u" "$gid::/home/$u:/bin/bash"
+	mkdir -p "/home/$u"
+	chown "$u:fsgqa" "/home/$u"
+done
 # The same hooks held for both halves (QEMU TCG's text-patching bug; see
 # scripts/hold-hooks.sh), so the halves differ only by aipu.
 tracepoints_pin || echo "$prog: note: could not hold the trace events on; insmod/rmmod patch kernel text" >&2
@@ -116,34 +134,43 @@ tidy() {
 	done < <(awk '$2 ~ /^\/tmp\/fstests\// { print $2 }' /proc/mounts | sort -r)
 	dmsetup remove_all -f >/dev/null 2>&1 || true
 }
-# The kernel log since the last call, kept under "=== NAME"; checked.
-klog() { # NAME HALFDIR: prints ok or bad
-	local f=/tmp/fstests/klog.txt
-	dmesg -c >"$f" 2>/dev/null || true
-	{
-		echo "=== $1"
-		cat "$f"
-	} >>"$2/dmesg.txt"
-	local bad
-	if bad=$(dmesg_check "$f"); then
-		echo ok
-	else
-		awk -v t="$1" '{ print t ": " $0 }' <<<"$bad" >>"$2/klog-bad.txt"
-		echo bad
-	fi
+# check has no time limit per test: kill a test script (bash ./tests/D/N,
+# as check's _run_seq runs it) older than $tmo seconds, and everything
+# under it: TERM (the test's own _cleanup runs), then KILL 20 s later.
+kill_tree() { # SIGNAL PID
+	local c
+	for c in $(ps -o pid= --ppid "$2"); do kill_tree "$1" "$c"; done
+	kill "-$1" "$2" 2>/dev/null || true
+}
+watchdog() { # HALFDIR
+	local pid et t
+	while sleep 10; do
+		while read -r pid et _ t; do
+			[ "$et" -gt "$tmo" ] || continue
+			echo "${t#./tests/}" >>"$1/timeouts.txt"
+			kill_tree TERM "$pid"
+			sleep 20
+			kill_tree KILL "$pid"
+		done < <(ps -eo pid=,etimes=,args= |
+			awk 'NF == 4 && $3 ~ /bash$/ && $4 ~ /^\.\/tests\/[a-z0-9]+\/[0-9]+$/')
+	done
 }
 
 echo "$prog: $(uname -r), $fs, test $TEST_DEV, scratch $SCRATCH_DEV, $(wc -l <"$list") tests, halves: $halves"
+mapfile -t tests < <(awk 'NF { print $1 }' "$list")
 for half in $halves; do
 	hd=$AIPU_OUT/$half
 	rm -rf "$hd"
 	mkdir -p "$hd/results"
 	export RESULT_BASE=$hd/results
-	: >"$hd/results.txt"
+	: >"$hd/timeouts.txt"
 	tidy
 	mkfs_test || die "mkfs.$fs $TEST_DEV failed."
 	wipefs -a -q "$SCRATCH_DEV" || true
-	klog "setup" "$hd" >/dev/null
+	dmesg -C
+	# The whole half's kernel log: it outgrows the ring buffer.
+	dmesg -w >"$hd/dmesg.txt" 2>&1 &
+	dpid=$!
 	if [ "$half" = aipu ]; then
 		sync
 		insmod "$AIPU_KO" policy=aipu max_age_ms=1000 period_ms=100 handover_ms=0 ||
@@ -151,41 +178,83 @@ for half in $halves; do
 		echo "$prog: aipu loaded: $(tr '\n' ' ' </sys/kernel/aipu/policy)max_age_ms=$(cat /sys/kernel/aipu/max_age_ms) period_ms=$(cat /sys/kernel/aipu/period_ms)"
 	fi
 	hstart=$(date +%s)
-	echo "=== $half: $(wc -l <"$list") tests"
-	while read -r t; do
-		[ -n "$t" ] || continue
-		start=$(date +%s)
-		rc=0
-		(cd "$tree" && timeout -k 30 "$tmo" ./check "$t") >"$hd/check-${t//\//-}.log" 2>&1 </dev/null || rc=$?
-		secs=$(($(date +%s) - start))
-		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-			r=timeout
-			tidy
-		elif [ "$rc" -ne 0 ]; then
-			r=fail
-		elif [ -f "$RESULT_BASE/$t.notrun" ]; then
-			r=notrun
-		else
-			r=pass
-		fi
-		k=$(klog "$t" "$hd")
-		if [ "$half" = aipu ] && [ ! -d /sys/module/aipu ]; then
-			k=bad
-			echo "$t: aipu is no longer loaded" >>"$hd/klog-bad.txt"
-		fi
-		echo "$t $r $secs $k" | tee -a "$hd/results.txt"
-		[ "$r" != notrun ] || sed 's/^/    /' "$RESULT_BASE/$t.notrun"
-	done <"$list"
+	echo "=== $half: ${#tests[@]} tests"
+	watchdog "$hd" &
+	wpid=$!
+	(cd "$tree" && ./check "${tests[@]}") </dev/null 2>&1 | tee "$hd/check.log" || true
+	kill "$wpid" 2>/dev/null || true
+	wait "$wpid" 2>/dev/null || true
+	echo "fstests-guest: check ended ($half)" >/dev/kmsg
+	aipu_left=1
 	if [ "$half" = aipu ]; then
-		cp /sys/kernel/aipu/stat "$hd/aipu-stat.txt"
-		tidy
-		timeout "$AIPU_RMMOD_TIMEOUT" rmmod aipu || echo "rmmod: rmmod aipu failed" >>"$hd/klog-bad.txt"
-		echo "$prog: aipu wrote $(awk '$1 == "pages_written" { print $2 }' "$hd/aipu-stat.txt") pages, $(awk '$1 == "pages_dirtied" { print $2 }' "$hd/aipu-stat.txt") dirtied"
+		if [ -d /sys/module/aipu ]; then
+			cp /sys/kernel/aipu/stat "$hd/aipu-stat.txt"
+			tidy
+			timeout "$AIPU_RMMOD_TIMEOUT" rmmod aipu || echo "rmmod aipu failed" >"$hd/rmmod-failed.txt"
+			echo "$prog: aipu wrote $(awk '$1 == "pages_written" { print $2 }' "$hd/aipu-stat.txt") pages, $(awk '$1 == "pages_dirtied" { print $2 }' "$hd/aipu-stat.txt") dirtied"
+		else
+			aipu_left=0
+		fi
 	fi
 	tidy
+	sleep 2
+	echo "fstests-guest: end of $half" >/dev/kmsg
 	sleep 1
-	k=$(klog "end" "$hd")
-	echo "=== $half: done in $(($(date +%s) - hstart)) s, kernel log at the end: $k"
-	echo "$(($(date +%s) - hstart))" >"$hd/seconds.txt"
+	kill "$dpid" 2>/dev/null || true
+	wait "$dpid" 2>/dev/null || true
+	secs=$(($(date +%s) - hstart))
+	echo "$secs" >"$hd/seconds.txt"
+
+	# Each test's part of the kernel log (from check's "run fstests T at"
+	# to the next one; "end": from check's end), its seconds from those
+	# kernel times, and the lines dmesg_check (tests/vm/lib.sh) finds bad.
+	kd=/tmp/fstests/klog-$half
+	rm -rf "$kd"
+	mkdir -p "$kd"
+	awk -v kd="$kd" '
+		function ts(l) { sub(/^\[ */, "", l); sub(/\].*/, "", l); return l + 0 }
+		/ run fstests [a-z0-9]+\/[0-9]+ at / {
+			for (i = 1; i <= NF; i++) if ($i == "fstests") cur = $(i + 1)
+			gsub("/", "-", cur)
+			start[cur] = ts($0)
+			if (prev != "") stop[prev] = ts($0)
+			prev = cur
+		}
+		/fstests-guest: check ended/ { if (prev != "") stop[prev] = ts($0); prev = ""; cur = "end" }
+		{ f = kd "/" (cur == "" ? "setup" : cur); print >> f; close(f) }
+		END { for (t in start) print t, (t in stop ? int(stop[t] - start[t] + 0.5) : 0) > kd "/seconds" }
+	' "$hd/dmesg.txt"
+	failures=$(sed -n 's/^Failures: //p' "$hd/check.log" | tr ' ' '\n')
+	: >"$hd/results.txt"
+	: >"$hd/klog-bad.txt"
+	for t in "${tests[@]}"; do
+		tf=${t//\//-}
+		if grep -qxF "$t" "$hd/timeouts.txt"; then
+			r=timeout
+		elif [ -f "$RESULT_BASE/$t.notrun" ]; then
+			r=notrun
+		elif grep -qxF "$t" <<<"$failures" || [ -f "$RESULT_BASE/$t.out.bad" ]; then
+			r=fail
+		elif grep -q "^$t " "$hd/check.log"; then
+			r=pass
+		else
+			r=missing
+		fi
+		k=ok
+		if [ -f "$kd/$tf" ] && ! bad=$(dmesg_check "$kd/$tf"); then
+			k=bad
+			awk -v t="$t" '{ print t ": " $0 }' <<<"$bad" >>"$hd/klog-bad.txt"
+		fi
+		sec=$(awk -v t="$tf" '$1 == t { print $2 }' "$kd/seconds" 2>/dev/null)
+		[ "$r" != missing ] || continue
+		echo "$t $r ${sec:-0} $k" >>"$hd/results.txt"
+	done
+	if [ -f "$kd/end" ] && ! bad=$(dmesg_check "$kd/end"); then
+		awk '{ print "end: " $0 }' <<<"$bad" >>"$hd/klog-bad.txt"
+	fi
+	[ "$aipu_left" -eq 1 ] || echo "end: aipu was no longer loaded when check ended" >>"$hd/klog-bad.txt"
+	[ ! -f "$hd/rmmod-failed.txt" ] || echo "rmmod: rmmod aipu failed" >>"$hd/klog-bad.txt"
+	echo "=== $half: done in $secs s: $(awk '{ n[$2]++ } END { for (r in n) printf "%s %d  ", r, n[r] }' "$hd/results.txt")"
+	[ ! -s "$hd/klog-bad.txt" ] || { echo "=== $half: kernel log:"; head -n 20 "$hd/klog-bad.txt"; }
 done
 exit 0
