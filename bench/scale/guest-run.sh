@@ -14,7 +14,7 @@
 # bench/results/<date>-<kver>-guest-scale[-quick]/.
 #
 #   bench/scale/guest-run.sh [--quick] [--kernel KVER]... [--trials N]
-#                            [--mib M] [--phases "calib random tree two"]
+#                            [--tree-trials N] [--mib M] [--phases "calib random tree two"]
 #                            [--memory 6G] [--out DIR]
 #
 # --kernel: default the newest installed 6.1 (not -rt) with a built
@@ -46,6 +46,7 @@ die() {
 quick=0
 kernels=""
 trials=""
+tree_trials=""
 mib=""
 phases="calib random tree two"
 memory=6G
@@ -58,10 +59,11 @@ while [ $# -gt 0 ]; do
 		kernels+=" $2"
 		shift
 		;;
-	--trials | --mib | --phases | --memory | --out)
+	--trials | --tree-trials | --mib | --phases | --memory | --out)
 		[ $# -ge 2 ] || usage 2
 		case $1 in
 		--trials) trials=$2 ;;
+		--tree-trials) tree_trials=$2 ;;
 		--mib) mib=$2 ;;
 		--phases) phases=$2 ;;
 		--memory) memory=$2 ;;
@@ -125,6 +127,7 @@ fi
 gargs=()
 [ "$quick" -eq 0 ] || gargs+=(--quick)
 [ -z "$trials" ] || gargs+=(--trials "$trials")
+[ -z "$tree_trials" ] || gargs+=(--tree-trials "$tree_trials")
 [ -z "$mib" ] || gargs+=(--mib "$mib")
 gargs+=(--phases "$phases")
 [ -z "$tarfile" ] || gargs+=(--tar "$tarfile")
