@@ -90,6 +90,18 @@ if [ -z "${AIPU_LIB_ONLY:-}" ]; then
 	trap 'echo "# command failed (status $?) at ${BASH_SOURCE[0]##*/}:$LINENO: $BASH_COMMAND"' ERR
 fi
 
+# wait_until SECONDS COMMAND...: run COMMAND every 0.1 s until it succeeds
+# (status 0) or SECONDS have passed (status 1). For waiting on an event the
+# test can observe, instead of a sleep that hopes it has happened.
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.1
+	done
+}
+
 # ---------------------------------------------------------------- asserts
 # Each prints PASS or FAIL and returns 0 either way: a failed assert does
 # not end the test (the failure is counted; use die for a step the rest of

@@ -184,12 +184,20 @@ assert_eq 0 "$rc" "re-dirty: after drop_caches every page holds its last version
 #    shell stays on CPU 0 meanwhile, so nothing drains CPU 1's batch.
 if [ "$(nproc)" -ge 2 ]; then
 	PG=2048
+	# Each wait is the bound (max_age 1 s + period 1 s) and a purge pass
+	# more, with room for a slow guest: the page must be gone by then.
+	purged() { [ "$(cached "$dev" --first-page "$PG" --count 1)" = 0 ]; }
 	pagetrace fill "$dev" --first-page $PG --pages 1
-	sleep 4
-	assert_eq 0 "$(cached "$dev" --first-page $PG --count 1)" "lru: the page was purged after its first write"
+	wait_until 10 purged && rc=0 || rc=$?
+	assert_eq 0 "$rc" "lru: the page was purged after its first write"
 	n0=$(aipu_stat pages_not_purged)
 	cpus=$(taskset -p $$ | awk '{ print $NF }')
 	taskset -p 1 $$ >/dev/null
+	# The writer says when it has rewritten the page, then sleeps on CPU 1
+	# (killed once the check is done), so the batch is not drained while
+	# this shell waits for the purge.
+	flag=$TEST_TMP/lru.written
+	rm -f "$flag"
 	taskset 2 python3 -c '
 import os, sys, time
 fd = os.open(sys.argv[1], os.O_RDWR)
@@ -197,12 +205,14 @@ os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
 off = int(sys.argv[2]) * 4096
 os.pwrite(fd, os.pread(fd, 4096, off), off)
 os.close(fd)
-time.sleep(6)
-' "$dev" $PG &
+open(sys.argv[3], "w").close()
+time.sleep(60)
+' "$dev" $PG "$flag" &
 	writer=$!
-	sleep 4.5
-	left=$(cached "$dev" --first-page $PG --count 1)
-	wait "$writer"
+	wait_until 30 test -e "$flag" || die "lru: the writer did not rewrite page $PG within 30 s"
+	wait_until 10 purged && left=0 || left=$(cached "$dev" --first-page $PG --count 1)
+	kill "$writer" 2>/dev/null || true
+	wait "$writer" 2>/dev/null || true
 	taskset -p "$cpus" $$ >/dev/null
 	log "lru: stat pages_not_purged +$(($(aipu_stat pages_not_purged) - n0))"
 	assert_eq 0 "$left" "lru: a page rewritten by a process still asleep on its CPU was purged too"

@@ -12,9 +12,13 @@
  * when it cannot, the path every ->writepage that declines a page takes.
  *
  *   insmod aipu_decline.ko path=/dev/nullb0 index=2048 hold_ms=1500
+ *   echo 1 > /sys/module/aipu_decline/parameters/release  # let go now
  *
  * insmod returns once the buffers are locked; the page must be cached with
  * buffers (written through the page cache), else insmod fails with ENOENT.
+ * A write to @release lets go at once and returns when the buffers are
+ * unlocked, so a test can put a marker I/O right before and after it
+ * (rmmod may take seconds in a busy guest).
  */
 #include <linux/buffer_head.h>
 #include <linux/err.h>
@@ -41,8 +45,13 @@ static DECLARE_DELAYED_WORK(release_work, release_fn);
 
 static void release_fn(struct work_struct *work)
 {
-	struct buffer_head *head = folio_buffers(folio), *bh = head;
+	struct buffer_head *head, *bh;
 
+	/* Released already (timer, or @release), or not held yet. */
+	if (!held)
+		return;
+	head = folio_buffers(folio);
+	bh = head;
 	do {
 		unlock_buffer(bh);
 		bh = bh->b_this_page;
@@ -50,6 +59,19 @@ static void release_fn(struct work_struct *work)
 	held = false;
 	pr_info("released page %lu of %s\n", index, path);
 }
+
+static int release_set(const char *val, const struct kernel_param *kp)
+{
+	mod_delayed_work(system_wq, &release_work, 0);
+	flush_delayed_work(&release_work);
+	return 0;
+}
+
+static const struct kernel_param_ops release_ops = {
+	.set = release_set,
+};
+module_param_cb(release, &release_ops, NULL, 0200);
+MODULE_PARM_DESC(release, "write anything: unlock the buffers now");
 
 static int __init decline_init(void)
 {
