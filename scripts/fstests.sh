@@ -49,11 +49,13 @@
 # each part checked with the VM tests' check (tests/vm/lib.sh, DMESG_BAD).
 #
 # Output in --out (default build/fstests/<date>/): per kernel and file
-# system, <kver>/<fs>/{noaipu,aipu}/ (fstests' results: .out.bad, .full,
-# .dmesg; results.txt, one "test result seconds" a line; dmesg.txt) and
-# compare.txt; then report.md, the table of every run. The last line is
-# "N passed, N failed": a test fails when it fails, or does not run, only
-# with aipu; a half whose kernel log has a bad line fails too.
+# system, <kver>/<fs>/: aipu.ko (the module tested), console.txt,
+# {noaipu,aipu}/ (fstests' results/ with each test's .out.bad, .full and
+# .dmesg; check.log; results.txt, one "test result seconds klog" a line;
+# dmesg.txt, klog-bad.txt) and compare.txt; then report.md, a table row
+# per run. The last line is "N passed, N failed": a test fails when it
+# fails, times out or does not run only with aipu, or its kernel log has a
+# bad line only with aipu; a guest that does not finish fails the run.
 #
 # Environment: FSTESTS_SRC, KVERS, FS, TESTS, AIPU_CACHE.
 set -euo pipefail
@@ -360,13 +362,17 @@ for k in $kernels; do
 		test_list "$f" >"$d/tests.txt"
 		n=$(wc -l <"$d/tests.txt")
 		tmo=${vm_tmo:-$((n * 2 * (test_tmo / 3) + 900))}
+		# The module under test, kept with the results (and safe from a
+		# make clean while the guest runs).
+		cp "$root/build/$k/aipu.ko" "$d/aipu.ko"
 		echo "$prog: $k $f: $n tests, twice (without aipu, with aipu), out: $d"
 		start=$(date +%s)
 		rc=0
 		nice -n 10 "$root/scripts/vm.sh" --kernel "$k" --disk none --memory "$memory" \
 			--rodir "$tree" --out "$d" --timeout "$tmo" -- \
 			"$root/tests/fstests/fstests-guest.sh" --fs "$f" --fstests "$tree" \
-			--tests "$d/tests.txt" --test-timeout "$test_tmo" >"$d/console.txt" 2>&1 || rc=$?
+			--tests "$d/tests.txt" --test-timeout "$test_tmo" --ko "$d/aipu.ko" \
+			>"$d/console.txt" 2>&1 || rc=$?
 		secs=$(($(date +%s) - start))
 		echo "$prog: $k $f: guest exit status $rc after ${secs}s (console: $d/console.txt)"
 		python3 "$root/tests/fstests/compare.py" --tests "$d/tests.txt" \

@@ -8,7 +8,9 @@
 #
 #   tests/fstests/fstests-guest.sh --fs ext4|xfs --fstests DIR --tests FILE
 #                                  [--test-timeout S] [--halves "noaipu aipu"]
+#                                  [--ko PATH]
 #
+# --ko: the aipu.ko to load (default $AIPU_KO, build/<kver>/aipu.ko).
 # DIR is a built fstests tree (read-only is fine), FILE one test a line.
 # The disks are two memory-backed null_blk devices made here through
 # configfs, with discard on (mkfs then frees their memory): test 2 GiB,
@@ -54,6 +56,7 @@ while [ $# -gt 0 ]; do
 	--tests) list=$2 && shift 2 ;;
 	--test-timeout) tmo=$2 && shift 2 ;;
 	--halves) halves=$2 && shift 2 ;;
+	--ko) AIPU_KO=$2 && shift 2 ;;
 	*) die "unknown argument '$1' (see the comment at the top of $0)." ;;
 	esac
 done
