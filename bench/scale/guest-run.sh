@@ -24,9 +24,12 @@
 # tree (~84,000 files, 1.36 GB; about 45-60 minutes on a shared 2-core
 # host). The uncompressed tar is made once on the host from
 # /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)
-# into build/bench/scale-guest/ (xz under TCG would take minutes and is
-# not what is measured). aipu.ko is copied into the results directory
-# first, so that a rebuild meanwhile cannot change the module mid-run.
+# into /var/tmp/aipu-scale-guest/ (xz under TCG would take minutes and is
+# not what is measured; not under build/, which make clean removes), and
+# linked into the results directory for the run. aipu.ko is copied there
+# first as aipu.kmod, so that neither a rebuild nor a make clean (whose
+# kbuild clean deletes every *.ko under the tree) can change or remove the
+# module mid-run; the copies are removed at the end.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -94,7 +97,7 @@ done
 
 # The tree: uncompressed once on the host (quick: its first 4,000 members).
 xzsrc=/usr/src/linux-source-6.1.tar.xz
-cache=$root/build/bench/scale-guest
+cache=${AIPU_SCALE_CACHE:-/var/tmp/aipu-scale-guest}
 mkdir -p "$cache"
 tarfile=""
 if [[ " $phases " == *" tree "* ]]; then
@@ -130,7 +133,6 @@ gargs=()
 [ -z "$tree_trials" ] || gargs+=(--tree-trials "$tree_trials")
 [ -z "$mib" ] || gargs+=(--mib "$mib")
 gargs+=(--phases "$phases")
-[ -z "$tarfile" ] || gargs+=(--tar "$tarfile")
 
 suffix=-guest-scale
 [ "$quick" -eq 0 ] || suffix+=-quick
@@ -147,7 +149,12 @@ for k in $kernels; do
 	rm -rf "$dir"
 	mkdir -p "$dir/guest"
 	dir=$(cd "$dir" && pwd)
-	cp "$root/build/$k/aipu.ko" "$dir/guest/aipu.ko"
+	cp "$root/build/$k/aipu.ko" "$dir/guest/aipu.kmod"
+	gtar=""
+	if [ -n "$tarfile" ]; then
+		gtar=$dir/guest/linux-source.tar
+		ln -f "$tarfile" "$gtar" 2>/dev/null || cp "$tarfile" "$gtar"
+	fi
 	# The random phase's writer (randwrite.c), built here for the guest.
 	gcc -O2 -Wall -Wextra -o "$dir/guest/randwrite" "$here/randwrite.c"
 	# calib: bench/scale's binary (src/track.c in user space), on the host
@@ -171,7 +178,7 @@ for k in $kernels; do
 		echo "command: $cmd"
 		echo "commit: $commit"
 		echo "module sources differ from the commit: ${srcdirty:-no}"
-		echo "aipu.ko sha256: $(sha256sum "$dir/guest/aipu.ko" | cut -d' ' -f1)"
+		echo "aipu.ko sha256: $(sha256sum "$dir/guest/aipu.kmod" | cut -d' ' -f1) (build/$k/aipu.ko, built $(date -u -r "$root/build/$k/aipu.ko" '+%Y-%m-%d %H:%M:%S UTC'))"
 		echo "kernel: $k"
 		echo "vm: scripts/vm.sh --disk fifo:1000000 --disk-size 8192 --memory $memory --cpus 2, at nice 10"
 		echo "qemu: $(qemu-system-x86_64 --version | head -n 1)"
@@ -182,14 +189,14 @@ for k in $kernels; do
 	} >"$dir/env.txt"
 	echo "$prog: ===== $k: results in $dir" >&2
 	set +e
-	AIPU_SCALE_KO=$dir/guest/aipu.ko AIPU_SCALE_BIN=$scalebin AIPU_SCALE_RANDWRITE=$dir/guest/randwrite nice -n 10 "$root/scripts/vm.sh" --kernel "$k" \
+	AIPU_SCALE_KO=$dir/guest/aipu.kmod AIPU_SCALE_BIN=$scalebin AIPU_SCALE_RANDWRITE=$dir/guest/randwrite nice -n 10 "$root/scripts/vm.sh" --kernel "$k" \
 		--disk fifo:1000000 --disk-size 8192 --memory "$memory" --cpus 2 \
 		--timeout 7200 --out "$dir/guest" --verbose -- \
-		"$here/guest.sh" "${gargs[@]}" 2>&1 |
+		"$here/guest.sh" "${gargs[@]}" ${gtar:+--tar "$gtar"} 2>&1 |
 		"$python" "$here/guest_cpu.py" "$dir/guest/host-cpu.txt" "$dir/guest"
 	rc=${PIPESTATUS[0]}
 	set -e
-	rm -f "$dir/guest/aipu.ko" "$dir/guest/scale" "$dir/guest/randwrite"
+	rm -f "$dir/guest/aipu.kmod" "$dir/guest/scale" "$dir/guest/randwrite" "$dir/guest/linux-source.tar"
 	{
 		echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 		echo "busiest processes after: $(busy)"
