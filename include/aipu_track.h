@@ -60,6 +60,7 @@ struct aipu_tracker {
 	struct rb_root runs;
 	struct aipu_run whole, meta, times; /* embedded: need no memory */
 	struct aipu_run *issuing;	/* the run the flusher is writing */
+	unsigned long declined;		/* pages of @issuing declined meanwhile */
 	unsigned int users;		/* flusher references: issuing, purging */
 	unsigned long nr_runs;		/* allocated runs in @runs */
 	bool dead;			/* mapping evicted; free when unused */

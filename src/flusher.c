@@ -142,6 +142,20 @@ static struct address_space *run_mapping(struct aipu_run *r)
 	return (struct address_space *)r->t->key;
 }
 
+/*
+ * ->writepages counts a page it declined (folio_redirty_for_writepage()) as
+ * written; the probe counted it in @t->declined while this run was issued.
+ */
+static unsigned long declined(struct aipu_dev *d, struct aipu_tracker *t)
+{
+	unsigned long flags, n;
+
+	flags = aipu_dev_lock(d);
+	n = t->declined;
+	aipu_dev_unlock(d, flags);
+	return n;
+}
+
 static void issue_pages(struct aipu_dev *d, struct aipu_run *r, bool write,
 			struct outcome *o)
 {
@@ -153,6 +167,7 @@ static void issue_pages(struct aipu_dev *d, struct aipu_run *r, bool write,
 
 	if (write) {
 		o->written = aipu_write_range(m, start, end);
+		o->written -= min(o->written, declined(d, r->t));
 		aipu_trace_issue(d, r, m, start, end, o->written);
 		if (o->written && READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
 			aipu_purge_add(d, r->t, start, end);

@@ -354,8 +354,10 @@ void track_redirty(struct aipu_track *tr, struct aipu_tracker *t,
 	struct aipu_run *c;
 
 	tr->st.pages_redirtied += nr;
-	if (being_issued(t, start, end))
+	if (being_issued(t, start, end)) {
+		t->declined += nr;
 		return;
+	}
 	while (pos < end) {
 		c = run_from(t, pos);
 		if (c && c->start <= pos) {
@@ -697,6 +699,7 @@ struct aipu_run *track_take(struct aipu_track *tr, unsigned long cutoff,
 	}
 	r->state = AIPU_ISSUING;
 	r->t->issuing = r;
+	r->t->declined = 0;
 	return r;
 }
 

@@ -425,7 +425,7 @@ static int t_redirty_keeps_time(void)
 	CHECK(r && r->start == 0 && r->end == 10 && t->issuing == r);
 	/* Declined while its run is being written: no run of its own ... */
 	track_redirty(&tr, t, 3, 1, 300);
-	CHECK(!run_at(t, 3));
+	CHECK(!run_at(t, 3) && t->declined == 1);
 	/* ... and put back at the run's time when the write returns. */
 	CHECK(track_requeue(&tr, r, 3, 4) == 1);
 	track_done(&tr, r);
