@@ -21,8 +21,11 @@
 # build/<kver>/aipu.ko; repeat it (or give "KVER KVER") for 6.12 too.
 # --quick: one trial, a 64-MiB file and the first 4,000 members of the
 # tree (about 10 minutes); default: three trials, 1 GiB and the whole
-# tree (~84,000 files, 1.36 GB; about 45-60 minutes on a shared 2-core
-# host). The uncompressed tar is made once on the host from
+# tree (83,732 members, 1.36 GB). The default needs about an hour of one
+# host CPU (estimated from the CPU times measured on 2026-11-25: 8-14 s of
+# QEMU CPU a random trial, about 220 s an extraction of the whole tree,
+# plus boot, copies and rm); on that day's overloaded host (the VM got
+# 13-40 % of a CPU) it had not finished its first tree trial after 80 min. The uncompressed tar is made once on the host from
 # /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)
 # into /var/tmp/aipu-scale-guest/ (xz under TCG would take minutes and is
 # not what is measured; not under build/, which make clean removes), and
