@@ -23,9 +23,11 @@
 # tree (about 10 minutes); default: three trials, 1 GiB and the whole
 # tree (83,732 members, 1.36 GB). The default needs about an hour of one
 # host CPU (estimated from the CPU times measured on 2026-11-25: 8-14 s of
-# QEMU CPU a random trial, about 220 s an extraction of the whole tree,
-# plus boot, copies and rm); on that day's overloaded host (the VM got
-# 13-40 % of a CPU) it had not finished its first tree trial after 80 min. The uncompressed tar is made once on the host from
+# QEMU CPU a random trial, and about 220 s an extraction of the whole tree
+# scaled from 7-9 s for its first 4,000 members, plus boot, copies and
+# rm); on that day's overloaded host (the VM got 13-40 % of a CPU) its
+# first whole-tree extraction had not finished after 13 minutes.
+# The uncompressed tar is made once on the host from
 # /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)
 # into /var/tmp/aipu-scale-guest/ (xz under TCG would take minutes and is
 # not what is measured; not under build/, which make clean removes), and
