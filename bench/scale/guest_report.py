@@ -446,7 +446,7 @@ def main(argv=None):
     md.append("")
     md.append(
         f"## Random writes: every 4-KiB page of a cached {genv.get('random_mib', '?')}-MiB "
-        "file once (fio, psync, lfsr)"
+        "file once (randwrite.c: pwrite, shuffled order, no fsync)"
     )
     md.append("")
     throughput_section_both("random", res, md, summary)
