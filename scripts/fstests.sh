@@ -353,6 +353,22 @@ report=$out/report.md
 	echo "| --- | --- | ---: | --- | --- | --- | ---: |"
 } >"$report"
 
+# Killing this script must stop the guest too: QEMU runs under vm.sh's
+# `timeout`, in a process group of its own, which relays TERM to it.
+kill_tree() { # SIGNAL PID
+	local c
+	for c in $(ps -o pid= --ppid "$2" 2>/dev/null); do kill_tree "$1" "$c"; done
+	kill "-$1" "$2" 2>/dev/null || true
+}
+vm_pid=""
+# shellcheck disable=SC2317 # called by the trap
+on_signal() {
+	[ -z "$vm_pid" ] || kill_tree TERM "$vm_pid"
+	echo "$prog: interrupted; the guest was told to stop" >&2
+	exit 130
+}
+trap on_signal INT TERM
+
 passed=0
 failed=0
 for k in $kernels; do
@@ -372,7 +388,10 @@ for k in $kernels; do
 			--rodir "$tree" --out "$d" --timeout "$tmo" -- \
 			"$root/tests/fstests/fstests-guest.sh" --fs "$f" --fstests "$tree" \
 			--tests "$d/tests.txt" --test-timeout "$test_tmo" --ko "$d/aipu.ko" \
-			>"$d/console.txt" 2>&1 || rc=$?
+			>"$d/console.txt" 2>&1 &
+		vm_pid=$!
+		wait "$vm_pid" || rc=$?
+		vm_pid=""
 		secs=$(($(date +%s) - start))
 		echo "$prog: $k $f: guest exit status $rc after ${secs}s (console: $d/console.txt)"
 		python3 "$root/tests/fstests/compare.py" --tests "$d/tests.txt" \
