@@ -80,19 +80,22 @@ WPID=""
 
 lifeio() { python3 "$TESTS_DIR/lifeio.py" "$@"; }
 
-# st KEY: a stat counter, read without forking ("?" if aipu is gone).
+# st KEY: a stat counter, read without forking ("?" if aipu is gone). The
+# file is read whole into an array first: a line-by-line read of a sysfs
+# file reads a piece, seeks back and reads again, and each read makes the
+# text anew, so a counter that grew a digit in between shifted the lines
+# and a key was read cut ('?' where flusher_runs was, on 6.12).
 st() {
-	local k v
-	[ -r "$AIPU_SYSFS/stat" ] || {
-		echo "?"
-		return 0
-	}
-	while read -r k v; do
-		if [ "$k" = "$1" ]; then
-			echo "$v"
+	local line lines=()
+	if [ -r "$AIPU_SYSFS/stat" ]; then
+		mapfile -t lines <"$AIPU_SYSFS/stat" 2>/dev/null || lines=()
+	fi
+	for line in "${lines[@]}"; do
+		if [ "${line%% *}" = "$1" ]; then
+			echo "${line#* }"
 			return 0
 		fi
-	done <"$AIPU_SYSFS/stat"
+	done
 	echo "?"
 }
 phase() { log "--- $1 at $(($(now_ms) - t_start)) ms"; }
