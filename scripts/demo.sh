@@ -70,11 +70,8 @@ out=""
 hw_queues=1
 disk_model=fifo94
 
-need_arg() {
-	if [ $# -lt 2 ] || [ -z "$2" ]; then
-		die "option $1 needs a value."
-	fi
-}
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 
 while [ $# -gt 0 ]; do
 	case "$1" in

@@ -84,11 +84,8 @@ memory=6G
 build_only=0
 list_only=0
 
-need_arg() {
-	if [ $# -lt 2 ] || [ -z "$2" ]; then
-		die "option $1 needs a value (see --help)."
-	fi
-}
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--src)

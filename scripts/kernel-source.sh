@@ -42,11 +42,8 @@ version=7.2
 suite=sid
 dir=${AIPU_CACHE:-/var/cache/aipu}/src
 
-need_arg() {
-	if [ $# -lt 2 ] || [ -z "$2" ]; then
-		die "option $1 needs a value (see --help)."
-	fi
-}
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--version)

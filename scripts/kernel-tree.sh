@@ -101,11 +101,8 @@ items=(
 	CONFIG_DEBUG_INFO_BTF=n
 )
 
-need_arg() {
-	if [ $# -lt 2 ] || [ -z "$2" ]; then
-		die "option $1 needs a value (see --help)."
-	fi
-}
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--version)
@@ -151,7 +148,9 @@ stamp=$dir/stamp
 exec 9>"$dir/.lock"
 flock -n 9 || die "another kernel-tree run is using $dir (lock $dir/.lock): wait for it."
 
-low() { nice -n 19 ionice -c3 "$@"; }
+# shellcheck source=scripts/lib-kconfig.sh
+. "$root/scripts/lib-kconfig.sh"
+low() { kconfig_low "$@"; }
 
 # Its output goes to stderr; its last line is the tarball.
 tarball=$("$root/scripts/kernel-source.sh" --version "$version" | tail -n 1)
@@ -179,44 +178,9 @@ if [ "$force" -eq 1 ] || [ "$have" != "$want" ] || [ ! -f "$tree/.config" ] ||
 	rm -f "$stamp"
 	rm -rf "$tree"
 	echo "$prog: unpacking $tarball into $dir"
-	low tar -xJf "$tarball" -C "$dir" || die "could not unpack $tarball into $dir (disk space?)."
-	[ -f "$tree/Makefile" ] || die "$tarball did not unpack to $tree (unexpected tarball layout)."
+	kconfig_unpack "$tarball" "$dir" "$tree"
 	cd "$tree"
-	vng_args=()
-	for i in "${items[@]}"; do
-		vng_args+=(--configitem "$i")
-	done
-	low vng --kconfig "${vng_args[@]}" >"$dir/config.log" 2>&1 || {
-		tail -n 20 "$dir/config.log" >&2
-		die "vng --kconfig failed in $tree (log: $dir/config.log)."
-	}
-	# vng appends its own generic items after ours (one turns debug
-	# information back on): set ours once more, last.
-	for i in "${items[@]}"; do
-		name=${i%%=*} val=${i#*=}
-		case "$val" in
-		y) scripts/config --enable "$name" ;;
-		m) scripts/config --module "$name" ;;
-		n) scripts/config --disable "$name" ;;
-		\"*\")
-			val=${val#\"}
-			scripts/config --set-str "$name" "${val%\"}"
-			;;
-		*) scripts/config --set-val "$name" "$val" ;;
-		esac
-	done
-	low make olddefconfig >>"$dir/config.log" 2>&1 ||
-		die "make olddefconfig failed in $tree (log: $dir/config.log)."
-	for i in "${items[@]}"; do
-		name=${i%%=*} val=${i#*=}
-		if [ "$val" = n ]; then
-			if grep -q "^$name=" .config; then
-				die "$name must be off, but Kconfig turned it on ($(grep "^$name=" .config)): a dependency selects it; see $tree/.config."
-			fi
-		elif ! grep -qxF "$name=$val" .config; then
-			die "$name=$val is not in .config after make olddefconfig (it has: $(grep -E "^$name=|^# $name is not set" .config || echo nothing)): a dependency is missing; see $tree/.config."
-		fi
-	done
+	kconfig_apply "$dir/config.log" "${items[@]}"
 	echo "$prog: configured; make modules_prepare (log: $dir/build.log)"
 	low make -j"$jobs" modules_prepare >"$dir/build.log" 2>&1 || {
 		grep -E 'error|Error' "$dir/build.log" | tail -n 20 >&2
