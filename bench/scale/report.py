@@ -150,6 +150,27 @@ def key_figures(data):
     return out
 
 
+def finish_hold_plot(fig, ax, data, xlabel, title, path, legend_size):
+    """The lock-hold plots' common frame: target and noise lines, log axes."""
+    import matplotlib.pyplot as plt
+
+    ax.axhline(TARGET_US, color="grey", lw=0.8, ls=":", label=f"{TARGET_US} us")
+    nm = noise_max(data)
+    if nm:
+        ax.axhline(us(nm), color="black", lw=0.8, ls="-.", label="host noise: max of 10 us work")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("lock hold, us")
+    ax.set_title(title)
+    ax.legend(fontsize=legend_size)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path.name
+
+
 def plot_all(data, plots):
     import matplotlib
 
@@ -259,23 +280,17 @@ def plot_all(data, plots):
                 color="C1",
                 label=f"phase 2 take, max ({layout})",
             )
-        ax.axhline(TARGET_US, color="grey", lw=0.8, ls=":", label=f"{TARGET_US} us")
-        nm = noise_max(data)
-        if nm:
-            ax.axhline(
-                us(nm), color="black", lw=0.8, ls="-.", label="host noise: max of 10 us work"
+        made.append(
+            finish_hold_plot(
+                fig,
+                ax,
+                data,
+                "backlog: due pages (one-page runs)",
+                f"Phase 1 hold against the backlog (budget {scan['scan_batch']})",
+                plots / "holds.png",
+                6.5,
             )
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("backlog: due pages (one-page runs)")
-        ax.set_ylabel("lock hold, us")
-        ax.set_title(f"Phase 1 hold against the backlog (budget {scan['scan_batch']})")
-        ax.legend(fontsize=6.5)
-        ax.grid(True, which="both", alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(plots / "holds.png", dpi=120)
-        plt.close(fig)
-        made.append("holds.png")
+        )
 
     kill = data.get("kill")
     if kill:
@@ -290,23 +305,17 @@ def plot_all(data, plots):
             "s-",
             label="one hold, CPU",
         )
-        ax.axhline(TARGET_US, color="grey", lw=0.8, ls=":", label=f"{TARGET_US} us")
-        nm = noise_max(data)
-        if nm:
-            ax.axhline(
-                us(nm), color="black", lw=0.8, ls="-.", label="host noise: max of 10 us work"
+        made.append(
+            finish_hold_plot(
+                fig,
+                ax,
+                data,
+                "runs of the evicted file",
+                f"Eviction hold against the file's runs (budget {kill['kill_batch']})",
+                plots / "kill.png",
+                8,
             )
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("runs of the evicted file")
-        ax.set_ylabel("lock hold, us")
-        ax.set_title(f"Eviction hold against the file's runs (budget {kill['kill_batch']})")
-        ax.legend(fontsize=8)
-        ax.grid(True, which="both", alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(plots / "kill.png", dpi=120)
-        plt.close(fig)
-        made.append("kill.png")
+        )
 
     rq = data.get("requeue")
     if rq:
