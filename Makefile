@@ -40,7 +40,8 @@
 #                      differs (scripts/fstests.sh, docs/reliability.md).
 #                      FSTESTS_SRC=checkout|tarball (default: the pinned
 #                      ../shared/vendor/xfstests-*.tar.gz), KVERS="..",
-#                      FS="ext4 xfs", TESTS="generic/001 .."; hours, not
+#                      FS="ext4 xfs", TESTS="generic/001 ..", PART=K/N
+#                      (the K-th of N parts of the list); hours, not
 #                      part of make check
 # make stress         churn stress (tests/vm/t_stress.sh) for STRESS_SECONDS
 #                      (1800) on every installed kernel, or KVER=..;
@@ -107,7 +108,7 @@ debugkernel:
 fstests:
 	scripts/fstests.sh $(if $(FSTESTS_SRC),--src "$(FSTESTS_SRC)") \
 		$(if $(KVERS),--kernels "$(KVERS)") $(if $(FS),--fs "$(FS)") \
-		$(if $(TESTS),--tests "$(TESTS)")
+		$(if $(TESTS),--tests "$(TESTS)") $(if $(PART),--part "$(PART)")
 
 KVERSION ?= 7.2
 kerneltree:

@@ -9,6 +9,7 @@
 #
 #   scripts/fstests.sh [--src DIR|TARBALL] [--kernels "KVER..."] [--fs "ext4 xfs"]
 #                      [--tests "generic/001 ..."] [--group G]... [--exclude "T..."]
+#                      [--part K/N]
 #                      [--out DIR] [--test-timeout S] [--timeout S] [--memory 6G]
 #                      [--build-only] [--list]
 #
@@ -26,6 +27,10 @@
 # --tests      run these tests instead of the default list; also $TESTS.
 # --group G    run fstests' group G instead (repeatable: the union).
 # --exclude    more tests to leave out, besides tests/fstests/exclude.
+# --part K/N   run only the K-th of N equal consecutive parts of each file
+#              system's list (1/4 ... 4/4), so that a comparison too long
+#              for one sitting is made in parts; the parts of one N cover
+#              the list exactly once. Also $PART.
 # --list       print the tests each file system would run, and stop.
 # --build-only install the build dependencies and build fstests, and stop.
 #
@@ -57,7 +62,7 @@
 # fails, times out or does not run only with aipu, or its kernel log has a
 # bad line only with aipu; a guest that does not finish fails the run.
 #
-# Environment: FSTESTS_SRC, KVERS, FS, TESTS, AIPU_CACHE.
+# Environment: FSTESTS_SRC, KVERS, FS, TESTS, PART, AIPU_CACHE.
 set -euo pipefail
 
 prog=fstests
@@ -75,6 +80,7 @@ src=${FSTESTS_SRC:-}
 kernels=${KVERS:-}
 fss=${FS:-ext4 xfs}
 tests=${TESTS:-}
+part=${PART:-}
 groups=()
 excludes=""
 out=""
@@ -121,6 +127,11 @@ while [ $# -gt 0 ]; do
 	--out)
 		need_arg "$@"
 		out=$2
+		shift 2
+		;;
+	--part)
+		need_arg "$@"
+		part=$2
 		shift 2
 		;;
 	--test-timeout)
@@ -174,6 +185,13 @@ done
 for g in "${groups[@]}"; do
 	[[ $g =~ ^[a-z0-9_]+$ ]] || die "'$g' is not an fstests group name like quick."
 done
+part_k=1 part_n=1
+if [ -n "$part" ]; then
+	[[ $part =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] ||
+		die "--part must be K/N with 1 <= K <= N, like 2/4, not '$part'."
+	part_k=${BASH_REMATCH[1]} part_n=${BASH_REMATCH[2]}
+	[ "$part_k" -le "$part_n" ] || die "--part must be K/N with 1 <= K <= N, like 2/4, not '$part'."
+fi
 
 # --- the source -------------------------------------------------------
 if [ -z "$src" ]; then
@@ -299,14 +317,23 @@ test_list() { # FS
 			fsx_tests
 			group_tests generic mmap quick
 		fi
-	} | awk 'NF' | sort -u | grep -vxF -f <(excluded | awk 'NF { print $1 }') || true
+	} | awk 'NF' | sort -u | { grep -vxF -f <(excluded | awk 'NF { print $1 }') || true; } |
+		in_part
+}
+# Lines i = 0, 1, ... of T with floor(i * N / T) = K - 1: the K-th of N parts.
+in_part() {
+	local all
+	all=$(cat)
+	[ -n "$all" ] || return 0
+	awk -v k="$part_k" -v n="$part_n" -v t="$(wc -l <<<"$all")" \
+		'int((NR - 1) * n / t) == k - 1' <<<"$all"
 }
 
 for f in $fss; do
 	n=$(test_list "$f" | wc -l)
 	[ "$n" -gt 0 ] || die "no test to run on $f: check --tests/--group against $tree/tests/*/group.list."
 	if [ "$list_only" -eq 1 ]; then
-		echo "# $f: $n tests"
+		echo "# $f: $n tests$([ "$part_n" -eq 1 ] || echo ", part $part_k of $part_n")"
 		test_list "$f"
 	fi
 done
@@ -344,7 +371,7 @@ report=$out/report.md
 {
 	echo "# fstests with and without aipu"
 	echo
-	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), aipu $commit$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (modified)'), fstests $id ($(basename "$src"))"
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), aipu $commit$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (modified)'), fstests $id ($(basename "$src"))$([ "$part_n" -eq 1 ] || echo ", part $part_k of $part_n of the list")"
 	echo
 	echo "| kernel | fs | tests | pass / fail / not run without aipu | with aipu | differ | wall time |"
 	echo "| --- | --- | ---: | --- | --- | --- | ---: |"
