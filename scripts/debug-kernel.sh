@@ -9,10 +9,8 @@
 #
 # The kernel tree is DIR/linux-source-6.1 (DIR: $AIPU_DEBUG_KERNEL_DIR, else
 # /var/cache/aipu/debug-kernel). A complete earlier build is reused: DIR/stamp
-# records the source tarball's SHA-256 and the config items below. When
-# only the items changed, the built tree is reconfigured in place and make
-# rebuilds what the changed options reach; when the source changed, or with
-# --force, the kernel is rebuilt from scratch.
+# records the source tarball's SHA-256 and the config items below, and the
+# kernel is rebuilt from scratch when either changes, or with --force.
 # The configuration is virtme-ng's small one (vng --kconfig) plus the items
 # below, checked in .config after `make olddefconfig`; then
 # `make bzImage modules` runs at the lowest CPU and I/O priority.
@@ -165,30 +163,18 @@ if [ "$force" -eq 0 ] && [ -f "$stamp" ] && [ "$(grep -v '^built ' "$stamp")" = 
 	[ -f "$tree/arch/x86/boot/bzImage" ] && [ -f "$tree/Module.symvers" ]; then
 	echo "$prog: reusing the build in $tree ($(grep '^built ' "$stamp"))"
 else
-	# Only the items changed: reconfigure the built tree in place, and
-	# make rebuilds what the changed options reach (Kbuild tracks each
-	# object's CONFIG_ dependencies), minutes instead of the whole kernel.
-	incremental=0
-	if [ "$force" -eq 0 ] && [ -f "$stamp" ] && [ -f "$tree/.config" ] &&
-		[ "$(grep -E '^(format|source) ' "$stamp")" = "$(grep -E '^(format|source) ' <<<"$want")" ]; then
-		incremental=1
-	fi
 	if [ "$force" -eq 1 ]; then
 		echo "$prog: --force: building from scratch"
-	elif [ "$incremental" -eq 1 ]; then
-		echo "$prog: the config items changed since the last build: reconfiguring $tree in place and rebuilding what changed"
 	elif [ -f "$stamp" ]; then
-		echo "$prog: the source changed since the last build: building from scratch"
+		echo "$prog: the source or the config items changed since the last build: building from scratch"
 	else
 		echo "$prog: no complete build in $dir: building from scratch"
 	fi
 	start=$(date +%s)
 	rm -f "$stamp"
-	if [ "$incremental" -eq 0 ]; then
-		rm -rf "$tree"
-		echo "$prog: unpacking $tarball into $dir"
-		kconfig_unpack "$tarball" "$dir" "$tree"
-	fi
+	rm -rf "$tree"
+	echo "$prog: unpacking $tarball into $dir"
+	kconfig_unpack "$tarball" "$dir" "$tree"
 	cd "$tree"
 
 	echo "$prog: configuring (vng --kconfig, then the ${#items[@]} debug items)"
