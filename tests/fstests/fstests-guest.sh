@@ -137,9 +137,11 @@ tidy() {
 	done < <(awk '$2 ~ /^\/tmp\/fstests\// { print $2 }' /proc/mounts | sort -r)
 	dmsetup remove_all -f >/dev/null 2>&1 || true
 }
-# check has no time limit per test: kill a test script (bash ./tests/D/N,
-# as check's _run_seq runs it) older than $tmo seconds, and everything
-# under it: TERM (the test's own _cleanup runs), then KILL 20 s later.
+# check has no time limit per test: kill a test script older than $tmo
+# seconds, and everything under it: TERM (the test's own _cleanup runs),
+# then KILL 20 s later.  check's _run_seq execs ./tests/D/N, but the
+# kernel hands the interpreter the script's full path (ps shows
+# "/bin/bash /…/tests/D/N"), so match the path's tail.
 kill_tree() { # SIGNAL PID
 	local c
 	for c in $(ps -o pid= --ppid "$2"); do kill_tree "$1" "$c"; done
@@ -150,12 +152,13 @@ watchdog() { # HALFDIR
 	while sleep 10; do
 		while read -r pid et _ t; do
 			[ "$et" -gt "$tmo" ] || continue
-			echo "${t#./tests/}" >>"$1/timeouts.txt"
+			t=/$t
+			echo "${t##*/tests/}" >>"$1/timeouts.txt"
 			kill_tree TERM "$pid"
 			sleep 20
 			kill_tree KILL "$pid"
 		done < <(ps -eo pid=,etimes=,args= |
-			awk 'NF == 4 && $3 ~ /bash$/ && $4 ~ /^\.\/tests\/[a-z0-9]+\/[0-9]+$/')
+			awk 'NF == 4 && $3 ~ /bash$/ && $4 ~ /(^|\/)tests\/[a-z0-9]+\/[0-9]+$/')
 	done
 }
 
