@@ -174,7 +174,7 @@ for k in $kernels; do
 			>"$dir/host-calib/tables.md" 2>&1 || echo "$prog: the host's calibration run failed" >&2
 	fi
 	commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-	srcdirty=$(git -C "$root" status --porcelain -- src include Kbuild 2>/dev/null | tr '\n' ';')
+	srcdirty=$(git -C "$root" status --porcelain -- src include Kbuild 2>/dev/null | tr '\n' ';' || true)
 	start=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 	cmd="bench/scale/guest-run.sh${gargs[*]:+ ${gargs[*]}} --kernel $k"
 	busy() { ps -eo pcpu=,ni=,comm= --sort=-pcpu | head -5 | awk '{printf "%s%s %s%% (nice %s)", (NR > 1 ? ", " : ""), $3, $1, $2}'; }

@@ -31,6 +31,14 @@
 #   profile (not by default) one random trial a row (the --mib file)
 #           under perf record -e cpu-clock -a -g: where the time
 #           goes (profile/<row>.txt, perf report by symbol, no children).
+#           cpu-clock cannot sample with interrupts off, where the probe
+#           runs (its time shows up in the _raw_spin_unlock_irqrestore
+#           that ends the section), so the aipu row is then written
+#           again (a fresh file of 20,000 pages) under ftrace's
+#           function_graph tracer, entered at probe_dirty_folio, at depths
+#           2 and 4: profile/fgraph-<depth>.txt (bench/scale/fgraph.py:
+#           each function's calls and mean time, and that time less the
+#           tracer's own cost per call, measured on __rcu_read_lock).
 #   two     two null_blk devices: a slow one (one request at a time, 50 ms
 #           each) holding a backlog of 400 aged random pages, a fast one
 #           that gets 200 random pages 4.5 s later; the fast device's write
@@ -436,6 +444,36 @@ warm_tree() {
 	drop_caches
 }
 
+# The dirtying probe's time by callee (function_graph at depth 2, then 4),
+# on 20,000 random pages of a fresh cached file each time.
+fgraph_probe() { # OUTDIR
+	local T=/sys/kernel/tracing f=$mnt/fgraph.dat depth
+	mountpoint -q "$T" || mount -t tracefs none "$T" || return 0
+	for depth in 2 4; do
+		rm -f "$f"
+		fallocate -l 80M "$f"
+		cat "$f" >/dev/null
+		load_aipu policy=kernel max_age_ms=3600000 handover_ms=0
+		echo 0 >"$T/tracing_on"
+		echo 65536 >"$T/buffer_size_kb"
+		echo probe_dirty_folio >"$T/set_graph_function"
+		echo "$depth" >"$T/max_graph_depth"
+		echo function_graph >"$T/current_tracer"
+		: >"$T/trace"
+		echo 1 >"$T/tracing_on"
+		"$randwrite" "$f" 20000 3 "fgraph $depth" >"$1/fgraph-$depth.out" 2>&1
+		echo 0 >"$T/tracing_on"
+		python3 "$here/fgraph.py" "$T/trace" >"$1/fgraph-$depth.txt" ||
+			echo "guest.sh: fgraph.py failed (depth $depth)"
+		echo nop >"$T/current_tracer"
+		: >"$T/set_graph_function"
+		rm -f "$f"
+		sync
+		unload_aipu
+	done
+	echo "guest.sh: probe by callee: $(head -n 4 "$1/fgraph-2.txt" | tail -n 1)"
+}
+
 # -------------------------------------------------------------------- main
 start=$(date +%s)
 if [[ " $phases " == *" calib "* ]]; then
@@ -498,6 +536,7 @@ if [[ " $phases " == *" profile "* ]]; then
 		unload_aipu
 		echo "guest.sh: profile $row: $(grep '^writes' "$out/profile/$row.out")"
 	done
+	fgraph_probe "$out/profile"
 fi
 if [[ " $phases " == *" tree "* ]]; then
 	[ -f "$tar_src" ] || die "--tar $tar_src: no such file (bench/scale/guest-run.sh makes it)."
