@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Tests of bench/report.py on a small synthetic results tree, and of the
-demo's claims and plot data (bench/summarize.py, bench/demo_plot.py).
+"""Tests of bench/report.py on a small synthetic results tree, of the
+demo's claims and plot data (bench/summarize.py, bench/demo_plot.py), and
+of the profile's function_graph summary (bench/scale/fgraph.py).
 
 Run: cd /work/main && python3 -m unittest bench/test_report.py
 Standard library only; the plot test runs only where matplotlib imports.
@@ -15,12 +16,16 @@ import os
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import demo_plot  # noqa: E402
 import report  # noqa: E402
 import summarize  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "scale"))
+import fgraph  # noqa: E402
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 
@@ -460,6 +465,66 @@ class PlotTest(TreeTest):
             self.assertTrue(os.path.exists(path), name)
             self.assertGreater(os.path.getsize(path), 1000, name)
             self.assertIn(f"plots/{name}", out)
+
+
+# Two probe calls on two CPUs, interleaved as ftrace prints them, and
+# __rcu_read_lock (the tracer's cost: 2 us) beneath each.
+FGRAPH_TRACE = """\
+# tracer: function_graph
+#
+ 0)               |  probe_dirty_folio [aipu]() {
+ 1)               |  probe_dirty_folio [aipu]() {
+ 0)   2.000 us    |    __rcu_read_lock();
+ 0)               |    track_pages [aipu]() {
+ 1)   2.000 us    |    __rcu_read_lock();
+ 0)   6.000 us    |      aipu_run_alloc [aipu]();
+ 1)   9.000 us    |    track_pages [aipu]();
+ 0) + 12.000 us   |    }
+ 0) + 30.000 us   |  }
+ 1) + 20.000 us   |  }
+"""
+
+
+class FgraphTest(unittest.TestCase):
+    def test_paths_calls_and_tracer_cost(self):
+        acc = fgraph.parse(FGRAPH_TRACE.splitlines())
+        probe = ("probe_dirty_folio",)
+        self.assertEqual(acc[probe][:2], [2, 50.0])
+        # Beneath the two probes: 2 + 2 traced calls on CPU 0, 2 on CPU 1.
+        self.assertEqual(acc[probe][2], 5)
+        self.assertEqual(acc[probe + ("track_pages",)], [2, 21.0, 1])
+        self.assertEqual(acc[probe + ("track_pages", "aipu_run_alloc")], [1, 6.0, 0])
+        order = fgraph.tree_order(acc)
+        self.assertEqual(order[0], probe)
+        self.assertEqual(order[1], probe + ("track_pages",))
+
+    def test_table_subtracts_the_tracer(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write(FGRAPH_TRACE)
+        self.addCleanup(os.unlink, f.name)
+        out = io.StringIO()
+        with (
+            contextlib.redirect_stdout(out),
+            unittest.mock.patch.object(sys, "argv", ["fgraph.py", f.name]),
+        ):
+            fgraph.main()
+        rows = {
+            r.split("|")[1].strip(): r for r in out.getvalue().splitlines() if r.startswith("| ")
+        }
+        self.assertIn("tracer cost 2.00 us", out.getvalue())
+        # track_pages: mean 10.5 us, less 2 us for itself and 0.5 callee.
+        self.assertIn("| 10.50 | 7.50 |", rows[". track_pages"])
+        # probe: mean 25 us, less 2 us x (1 + 5/2).
+        self.assertIn("| 25.00 | 18.00 |", rows["probe_dirty_folio"])
+
+    def test_no_trace_is_an_error(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write("# tracer: nop\n")
+        self.addCleanup(os.unlink, f.name)
+        with unittest.mock.patch.object(sys, "argv", ["fgraph.py", f.name]):
+            with self.assertRaises(SystemExit) as cm:
+                fgraph.main()
+        self.assertIn("no function_graph lines", str(cm.exception.code))
 
 
 if __name__ == "__main__":
