@@ -24,6 +24,7 @@
  * grace period (lookups take no lock: src/mapping.c).
  */
 #include <linux/llist.h>
+#include <linux/percpu_counter.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 
@@ -40,7 +41,11 @@ struct reserve {
 	unsigned int nr, cap;
 	void **obj;
 	struct llist_head to_free;	/* !AIPU_SLAB_ATOMIC: freed under a lock */
-	atomic_long_t live;		/* objects handed out, not yet freed */
+	/*
+	 * Objects handed out, not yet freed: per CPU, so that CPUs dirtying
+	 * pages of different files share no cache line of aipu's.
+	 */
+	struct percpu_counter live;
 };
 
 static struct reserve runs = { .cap = AIPU_RESERVE_RUNS };
@@ -60,7 +65,7 @@ static void *reserve_alloc(struct reserve *rs)
 		raw_spin_unlock_irqrestore(&rs->lock, flags);
 	}
 	if (p)
-		atomic_long_inc(&rs->live);
+		percpu_counter_inc(&rs->live);
 	return p;
 }
 
@@ -68,7 +73,7 @@ static void reserve_free(struct reserve *rs, void *p)
 {
 	unsigned long flags;
 
-	atomic_long_dec(&rs->live);
+	percpu_counter_dec(&rs->live);
 	if (AIPU_SLAB_ATOMIC) {
 		kmem_cache_free(rs->cache, p);
 		return;
@@ -123,8 +128,9 @@ void aipu_tracker_free(struct aipu_tracker *t)
 /* Bytes of tracking memory in use (runs and trackers handed out). */
 u64 aipu_mem_bytes(void)
 {
-	return atomic_long_read(&runs.live) * kmem_cache_size(runs.cache) +
-	       atomic_long_read(&trackers.live) *
+	return percpu_counter_sum_positive(&runs.live) *
+	       kmem_cache_size(runs.cache) +
+	       percpu_counter_sum_positive(&trackers.live) *
 	       kmem_cache_size(trackers.cache);
 }
 
@@ -162,7 +168,8 @@ static int reserve_init(struct reserve *rs, const char *name, size_t size)
 {
 	raw_spin_lock_init(&rs->lock);
 	init_llist_head(&rs->to_free);
-	atomic_long_set(&rs->live, 0);
+	if (percpu_counter_init(&rs->live, 0, GFP_KERNEL))
+		return -ENOMEM;
 	rs->cache = kmem_cache_create(name, size, 0, SLAB_ACCOUNT, NULL);
 	rs->obj = kcalloc(rs->cap, sizeof(*rs->obj), GFP_KERNEL);
 	if (!rs->cache || !rs->obj)
@@ -179,6 +186,7 @@ static void reserve_exit(struct reserve *rs)
 		kmem_cache_free(rs->cache, rs->obj[--rs->nr]);
 	kfree(rs->obj);
 	kmem_cache_destroy(rs->cache);
+	percpu_counter_destroy(&rs->live);
 	rs->obj = NULL;
 	rs->cache = NULL;
 }
