@@ -15,9 +15,10 @@
 # below, checked in .config after `make olddefconfig`; then
 # `make bzImage modules` runs at the lowest CPU and I/O priority.
 #
-# Then, unless --no-module, aipu.ko is built against the tree from a fresh
-# copy of the sources into build/<kernelrelease>/aipu.ko (as
-# scripts/build-all.sh does for installed kernels); warnings are printed.
+# Then, unless --no-module, scripts/build-all.sh --tree builds aipu.ko and
+# the VM tests' own module (aipu_decline.ko, for t_redirty) against the tree
+# into build/<kernelrelease>/, as for installed kernels; warnings are
+# printed.
 # The last line printed is the tree's path.
 #
 # Measured on the project's 2-core machine, from scratch, unpacking
@@ -203,35 +204,10 @@ kver=$(cat "$tree/include/config/kernel.release") ||
 echo "$prog: kernel $kver, $(du -sh "$dir" | cut -f1) in $dir"
 
 if [ "$module" -eq 1 ]; then
-	cd "$root"
-	[ -f Kbuild ] || die "no Kbuild in $root: run this from an aipu checkout (or use --no-module)."
-	out=$root/build/$kver
-	src=$out/src-tree
-	log=$out/build.log
-	rm -rf "$src" "$out/aipu.ko"
-	mkdir -p "$src"
-	# The same sources scripts/build-all.sh copies: a fresh copy each time.
-	{
-		printf '%s\n' Kbuild
-		[ -f Makefile ] && printf '%s\n' Makefile
-	[ -f dkms.conf ] && printf '%s\n' dkms.conf
-		for d in src include conftest; do
-			[ -d "$d" ] && find "$d" -type f \( -name '*.c' -o -name '*.h' \
-				-o -name Kbuild -o -name Makefile \) -print
-		done
-	} | tar -cf - -T - | tar -xf - -C "$src"
-	echo "$prog: building aipu.ko against $tree (log: $log)"
-	if low make -j"$jobs" -C "$tree" M="$src" modules >"$log" 2>&1 && [ -f "$src/aipu.ko" ]; then
-		cp "$src/aipu.ko" "$out/aipu.ko"
-		if grep -E 'warning:|error:' "$log"; then
-			echo "$prog: aipu.ko built, with the warnings above -> $out/aipu.ko"
-		else
-			echo "$prog: aipu.ko built without warnings -> $out/aipu.ko"
-		fi
-	else
-		tail -n 40 "$log" >&2
-		die "aipu.ko did not build against $tree (log: $log)."
-	fi
+	# The same build as for installed kernels: aipu.ko and the VM tests' own
+	# module (t_redirty's aipu_decline.ko) into build/<kernelrelease>/.
+	"$root/scripts/build-all.sh" --tree "$tree" >&2 ||
+		die "aipu.ko or the test module did not build against $tree (log: $root/build/$kver/build.log)."
 fi
 
 echo "$prog: boot it with: scripts/vm.sh --kernel-tree $tree -- COMMAND"

@@ -8,8 +8,11 @@
 # flusher would later have pinned freed memory. clear_inode() is called by
 # every file system's eviction.
 #
-# Per file system: NFILES files are dirtied with max_age 30 s (nothing is
-# written by aipu before the umount), every one of them is tracked, then the
+# Per file system: NFILES files are dirtied with max_age 10 min (nothing is
+# written by aipu before the umount: with 30 s, the debug kernel under TCG
+# took long enough over mkfs and the 20 writes that aipu wrote the first
+# files, their trackers went, and only 17 were counted), every one of them
+# is tracked, then the
 # file system is unmounted (which evicts every inode): at once, at most the
 # block device's own mapping may still be tracked on that disk.
 set -euo pipefail
@@ -33,7 +36,7 @@ mappings() {
 }
 
 sync
-aipu_load policy=aipu max_age_ms=30000 period_ms=1000 handover_ms=0
+aipu_load policy=aipu max_age_ms=600000 period_ms=1000 handover_ms=0
 for fs in $FILESYSTEMS; do
 	fs_make "$fs" "$dev" "$mnt"
 	for i in $(seq "$NFILES"); do
