@@ -43,7 +43,8 @@ struct reserve {
 	struct llist_head to_free;	/* !AIPU_SLAB_ATOMIC: freed under a lock */
 	/*
 	 * Objects handed out, not yet freed: per CPU, so that CPUs dirtying
-	 * pages of different files share no cache line of aipu's.
+	 * pages of different files touch a shared line only once a batch
+	 * (percpu_counter's fold), not at every run allocated.
 	 */
 	struct percpu_counter live;
 };
