@@ -262,8 +262,9 @@ def check_window(
     return True, f"all writes within [t0+{lo:g}, t0+{hi:g}] s: {span}"
 
 
-def filefrag_ranges(text):
-    """Sector ranges of a file from ``filefrag -v`` output."""
+def filefrag_extents(text):
+    """(block size, [(logical block, physical block, blocks)]) of a file
+    from ``filefrag -v`` output."""
     m = re.search(r"\((\d+) blocks? of (\d+) bytes\)", text) or re.search(
         r"blocksize of (\d+)", text
     )
@@ -272,17 +273,32 @@ def filefrag_ranges(text):
     bsize = int(m.group(m.lastindex))
     if bsize % 512:
         raise ValueError(f"block size {bsize} is not a multiple of 512")
-    per = bsize // 512
-    ranges = []
-    ext = re.compile(r"^\s*\d+:\s+\d+\.\.\s*\d+:\s+(\d+)\.\.\s*(\d+):")
+    extents = []
+    ext = re.compile(r"^\s*\d+:\s+(\d+)\.\.\s*(\d+):\s+(\d+)\.\.\s*(\d+):")
     for line in text.splitlines():
         m = ext.match(line)
         if m:
-            a, b = int(m.group(1)), int(m.group(2))
-            ranges.append((a * per, (b + 1) * per - 1))
-    if not ranges:
+            la, lb, pa, pb = (int(g) for g in m.groups())
+            if pb - pa != lb - la:
+                raise ValueError(f"filefrag extent with unequal lengths: {line.strip()}")
+            extents.append((la, pa, pb - pa + 1))
+    if not extents:
         raise ValueError("the filefrag output lists no extent (is the file allocated?)")
-    return ranges
+    return bsize, extents
+
+
+def filefrag_ranges(text):
+    """Sector ranges of a file from ``filefrag -v`` output."""
+    bsize, extents = filefrag_extents(text)
+    per = bsize // 512
+    return [(p * per, (p + n) * per - 1) for _, p, n in extents]
+
+
+def filefrag_text(path):
+    """``filefrag -v`` output for a file."""
+    return subprocess.run(
+        ["filefrag", "-v", path], check=True, capture_output=True, text=True
+    ).stdout
 
 
 def _cmd_marker(args, events):
@@ -333,9 +349,7 @@ def _cmd_sectors(args):
         with open(args.filefrag, encoding="utf-8") as f:
             text = f.read()
     else:
-        text = subprocess.run(
-            ["filefrag", "-v", args.file], check=True, capture_output=True, text=True
-        ).stdout
+        text = filefrag_text(args.file)
     print(format_ranges(filefrag_ranges(text)))
     return 0
 

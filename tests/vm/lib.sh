@@ -354,6 +354,8 @@ blktrace_kill() {
 # -------------------------------------------------------------------- I/O
 # blkevents ARGS...: tests/vm/blkevents.py (timing questions about a trace).
 blkevents() { python3 "$TESTS_DIR/blkevents.py" "$@"; }
+# pagetrace ARGS...: tests/vm/pagetrace.py (per-page dirtying and write times).
+pagetrace() { python3 "$TESTS_DIR/pagetrace.py" "$@"; }
 # dirty_pages ARGS...: tests/vm/dirty.py (markers + fast buffered writes).
 dirty_pages() { python3 "$TESTS_DIR/dirty.py" "$@"; }
 # direct_write DEV_OR_FILE BYTE_OFFSET: one 4 KiB O_DIRECT write (a marker).

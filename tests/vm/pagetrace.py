@@ -8,7 +8,9 @@
         (no fsync) to pages F, F+S, ... of TARGET, page i at i*I ms after the
         marker write returned (I = 0: as fast as possible).  FILE gets one line
         a page, "PAGE BEFORE_MS AFTER_MS": the time just before and just after
-        that page's write, in ms from the marker's return.
+        that page's write, in ms from the marker's return.  With --end-marker,
+        one more O_DIRECT write there after the last page, logged as
+        "# end-marker BEFORE_MS".
 
     pagetrace.py analyze --trace T --marker-sector M --log FILE
                  [--base-sector B] [--window-ms W] [--burst-gap-ms G] [--lead N]
@@ -36,6 +38,20 @@
           span_us              last first-dispatch minus first first-dispatch
           max_in_window        most first dispatches inside any W ms window
           bursts, max_burst    dispatches grouped where gaps exceed G ms
+
+    pagetrace.py window --trace T --marker-sector M --end-marker-sector E
+                 --log FILE --lo LO --hi HI [--tolerance S]
+                 [--base-sector B | --filefrag OUT]
+        Each page of the log on its own: every write (Q and D) to its sectors
+        lies within [dirty + LO - S, dirty + HI] s, and a dispatch (D) covers
+        them all.  The blktrace clock and the log's differ by an offset known
+        to lie between the marker's completion (before the marker's write
+        returned) and the end marker's first queue event less its BEFORE_MS
+        (after it began): each edge takes the side that never fails a page
+        written in time, so the check does not depend on how long the
+        dirtying took.  Pages of a file are found with --filefrag (saved
+        "filefrag -v FILE" output: page P is the file's page P).  Exit 1 if a
+        page is early, late or not written.
 
     pagetrace.py rewrite FILE --pages N --seconds S --state OUT [--hot H]
         Rewrite pages of FILE (which must hold N pages written by "fill")
@@ -117,11 +133,16 @@ def cmd_dirty(args):
                 raise OSError(f"short write at page {page}")
             after = time.monotonic()
             rows.append((page, (before - base) * 1000, (after - base) * 1000, before - due))
+        if args.end_marker:
+            end_before = (time.monotonic() - base) * 1000
+            _direct_write(args.end_marker)
     finally:
         os.close(fd)
     with open(args.log, "w", encoding="utf-8") as f:
         for page, before, after, _ in rows:
             f.write(f"{page} {before:.3f} {after:.3f}\n")
+        if args.end_marker:
+            f.write(f"# end-marker {end_before:.3f}\n")
     lag = max(r[3] for r in rows) * 1000
     print(
         f"dirtied {len(rows)} pages of {args.target} (pages {pages[0]}..{pages[-1]} "
@@ -136,11 +157,21 @@ def read_log(path):
     with open(path, encoding="utf-8") as f:
         for line in f:
             parts = line.split()
-            if len(parts) == 3:
+            if len(parts) == 3 and parts[0] != "#":
                 rows.append((int(parts[0]), float(parts[1]) / 1000, float(parts[2]) / 1000))
     if not rows:
         raise ValueError(f"{path}: no pages")
     return rows
+
+
+def read_end_marker(path):
+    """BEFORE of the log's end marker, in seconds, or None."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            parts = line.split()
+            if parts[:2] == ["#", "end-marker"] and len(parts) == 3:
+                return float(parts[2]) / 1000
+    return None
 
 
 def first_event(events, action, first, last, after):
@@ -229,6 +260,124 @@ def analyze(events, log, marker_sector, base_sector=0, window=0.1, gap=0.3, lead
         for page, dirty, q, d in rows
     ]
     return m, table, [(g[0] - t0, g[-1] - g[0], len(g)) for g in groups]
+
+
+def page_sectors(page, base_sector=0, extents=None):
+    """Sector ranges [(first, last)] of a page: of the device at base_sector,
+    or of a file from filefrag's (block size, extents); [] if a hole."""
+    if extents is None:
+        first = base_sector + page * SECTORS
+        return [(first, first + SECTORS - 1)]
+    bsize, exts = extents
+    per = bsize // 512
+    out = []
+    for blk in range(page * PAGE // bsize, ((page + 1) * PAGE - 1) // bsize + 1):
+        for logical, physical, n in exts:
+            if logical <= blk < logical + n:
+                first = (physical + blk - logical) * per
+                out.append((first, first + per - 1))
+    if len(out) < -(-PAGE // bsize):
+        return []  # a hole, or partly one: not all of the page was written
+    return blkevents.parse_ranges(",".join(f"{a}-{b}" for a, b in out))
+
+
+def window(
+    events,
+    log,
+    marker_sector,
+    end_sector,
+    end_before,
+    lo,
+    hi,
+    tolerance=0.0,
+    base_sector=0,
+    extents=None,
+):
+    """(ok, explanation, per-page rows) for the question "window" answers."""
+    t0, _ = blkevents.marker_time(events, marker_sector)
+    if t0 is None:
+        return False, f"no write to marker sector {marker_sector} in the trace", []
+    tq, _ = blkevents.marker_time(events, end_sector, actions="Q")
+    if tq is None:
+        return False, f"no queue event for end marker sector {end_sector} in the trace", []
+    late_base = tq - end_before
+    if late_base < t0:
+        return (
+            False,
+            (
+                f"the end marker was queued {tq - t0:.6f} s after the marker but logged "
+                f"{end_before:.6f} s after it: trace and log do not match"
+            ),
+            [],
+        )
+    markers = [(marker_sector, marker_sector), (end_sector, end_sector)]
+    rows, bad, missing = [], [], []
+    for page, before, after in log:
+        ranges = page_sectors(page, base_sector, extents)
+        if not ranges:
+            missing.append((page, "no blocks allocated"))
+            continue
+        lo_t, hi_t = t0 + before + lo - tolerance, late_base + after + hi
+        hits = [
+            e
+            for e in blkevents.writes_to(events, ranges, "QD")
+            if not any(e.overlaps(a, b) for a, b in markers)
+        ]
+        if blkevents.uncovered(hits, ranges, blkevents.DISPATCH):
+            missing.append((page, f"sectors {blkevents.format_ranges(ranges)} not all written"))
+            continue
+        first, last = min(e.time for e in hits), max(e.time for e in hits)
+        rows.append((page, first - (t0 + before), last - (late_base + after)))
+        if first < lo_t:
+            bad.append(f"page {page} early: {first - (t0 + before):.3f} s after its dirtying")
+        elif last > hi_t:
+            bad.append(f"page {page} late: {last - (late_base + after):.3f} s after its dirtying")
+    span = (
+        f"{len(log)} pages, dirtied over {log[-1][2] - log[0][1]:.3f} s, clock offset "
+        f"known to {late_base - t0:.3f} s"
+    )
+    if rows:
+        span += (
+            f"; writes {min(r[1] for r in rows):.3f}..{max(r[2] for r in rows):.3f} s "
+            f"after their pages' dirtying"
+        )
+    if missing or bad:
+        what = [f"page {p}: {why}" for p, why in missing[:4]] + bad[:4]
+        n = len(missing) + len(bad)
+        return (
+            False,
+            (
+                f"{n} page(s) outside [dirty+{lo:g}, dirty+{hi:g}] s or not written: "
+                f"{'; '.join(what)}{' ...' if n > 8 else ''}; {span}"
+            ),
+            rows,
+        )
+    return True, f"every page written within [dirty+{lo:g}, dirty+{hi:g}] s: {span}", rows
+
+
+def cmd_window(args):
+    events = blkevents.read_events(args.trace)
+    end_before = read_end_marker(args.log)
+    if end_before is None:
+        raise ValueError(f"{args.log}: no end marker (pagetrace.py dirty --end-marker)")
+    extents = None
+    if args.filefrag:
+        with open(args.filefrag, encoding="utf-8") as f:
+            extents = blkevents.filefrag_extents(f.read())
+    ok, why, _ = window(
+        events,
+        read_log(args.log),
+        args.marker_sector,
+        args.end_marker_sector,
+        end_before,
+        args.lo,
+        args.hi,
+        args.tolerance,
+        args.base_sector,
+        extents,
+    )
+    print(("ok: " if ok else "FAILED: ") + why)
+    return 0 if ok else 1
 
 
 def cmd_analyze(args):
@@ -412,7 +561,20 @@ def main(argv=None):
     sp.add_argument("--stride", type=int, default=2)
     sp.add_argument("--interval-ms", type=float, default=0.0)
     sp.add_argument("--marker", required=True, help="PATH:BYTE_OFFSET")
+    sp.add_argument("--end-marker", help="PATH:BYTE_OFFSET, written after the last page")
     sp.add_argument("--log", required=True)
+
+    sp = sub.add_parser("window")
+    sp.add_argument("--trace", required=True)
+    sp.add_argument("--marker-sector", type=int, required=True)
+    sp.add_argument("--end-marker-sector", type=int, required=True)
+    sp.add_argument("--log", required=True)
+    sp.add_argument("--lo", type=float, required=True, help="seconds after a page's dirtying")
+    sp.add_argument("--hi", type=float, required=True, help="seconds after a page's dirtying")
+    sp.add_argument("--tolerance", type=float, default=0.0, help="slack below lo, seconds")
+    g = sp.add_mutually_exclusive_group()
+    g.add_argument("--base-sector", type=int, default=0)
+    g.add_argument("--filefrag", help="saved filefrag -v output of the dirtied file")
 
     sp = sub.add_parser("analyze")
     sp.add_argument("--trace", required=True)
@@ -463,6 +625,7 @@ def main(argv=None):
         return {
             "dirty": cmd_dirty,
             "analyze": cmd_analyze,
+            "window": cmd_window,
             "fill": cmd_fill,
             "rewrite": cmd_rewrite,
             "verify": cmd_verify,

@@ -33,7 +33,6 @@ BATCH=10
 NPAGES=100
 BOUND_MS=$((MAX_AGE_MS + PERIOD_MS))
 jiffy_ms=$(awk -v j="$(jiffy_s)" 'BEGIN { printf "%d", j * 1000 + 0.5 }')
-pagetrace() { python3 "$TESTS_DIR/pagetrace.py" "$@"; }
 metric() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
 # Flusher passes that wrote 16 pages or more, from burst_hist.
 big_passes() { awk '$1 >= 16 { s += $NF } END { print s + 0 }' "$AIPU_SYSFS/burst_hist"; }

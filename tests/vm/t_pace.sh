@@ -30,7 +30,6 @@ NPAGES=200
 INTERVAL_MS=5
 BOUND_MS=$((MAX_AGE_MS + PERIOD_MS))
 jiffy_us=$(awk -v j="$(jiffy_s)" 'BEGIN { printf "%d", j * 1e6 + 0.5 }')
-pagetrace() { python3 "$TESTS_DIR/pagetrace.py" "$@"; }
 metric() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
 
 dev=$(disk_get)

@@ -43,7 +43,6 @@ set -euo pipefail
 aipu_require_ko
 aipu_loaded && die "aipu is already loaded"
 
-pagetrace() { python3 "$TESTS_DIR/pagetrace.py" "$@"; }
 # cached FILE [ARGS]: how many of FILE's pages are in the page cache.
 cached() { pagetrace cached "$@" | cut -d' ' -f1; }
 NB=/sys/kernel/config/nullb/aipu_slow

@@ -25,12 +25,13 @@ dev=$(disk_get)
 disk_prepare "$dev"
 
 sync
-MAX_AGE_S=10
+MAX_AGE_S=20
 aipu_load policy=aipu max_age_ms=$((MAX_AGE_S * 1000)) period_ms=1000 handover_ms=0
 trace=$TEST_TMP/shrink.txt
 blktrace_start "$dev" shrink
-out=$(dirty_pages "$dev" --first-page 4096 --count "$NPAGES" --stride 2 \
-	--marker "$dev:0" --end-marker "$dev:4096" --max-ms 3000) || die "dirty.py failed: $out"
+out=$(pagetrace dirty "$dev" --first-page 4096 --count "$NPAGES" --stride 2 \
+	--marker "$dev:0" --end-marker "$dev:4096" --log "$TEST_TMP/shrink.log") ||
+	die "pagetrace dirty failed: $out"
 log "$out"
 runs0=$(aipu_stat runs_tracked)
 mem0=$(aipu_stat mem_bytes)
@@ -51,8 +52,8 @@ sleep 1 # the last writes' completions
 blktrace_stop "$trace"
 aipu_dump
 rc=0
-why=$(blkevents window --trace "$trace" --marker-sector 0 --end-marker-sector 8 \
-	--sectors "$(page_ranges 4096 "$NPAGES" 2)" --lo 0 --hi $((MAX_AGE_S + 1)).5 --tolerance "$tol") || rc=$?
+why=$(pagetrace window --trace "$trace" --log "$TEST_TMP/shrink.log" --marker-sector 0 \
+	--end-marker-sector 8 --lo 0 --hi $((MAX_AGE_S + 1)).5 --tolerance "$tol") || rc=$?
 if [ "$rc" -eq 0 ]; then
 	pass "every page written within max_age + period, none lost track of: $why"
 else

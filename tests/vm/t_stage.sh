@@ -41,7 +41,6 @@ C_MS=500
 PERIOD_MS=5000
 NPAGES=8
 jiffy_us=$(awk -v j="$(jiffy_s)" 'BEGIN { printf "%d", j * 1e6 + 0.5 }')
-pagetrace() { python3 "$TESTS_DIR/pagetrace.py" "$@"; }
 metric() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
 
 dev=$(disk_get)

@@ -41,6 +41,81 @@ def run(argv):
     return rc, out.getvalue()
 
 
+# The same writes, and an end marker at sector 8 queued at 1.3005 that the
+# log says began 300 ms after the marker's return: the offset between the
+# two clocks is known to lie in [1.000, 1.0005].
+WTRACE = (
+    TRACE
+    + """\
+1.300500000 Q WS 8 8 100 python3
+1.300600000 D WS 8 8 100 python3
+1.301000000 C WS 8 8 0 [0]
+"""
+)
+FILEFRAG = """\
+Filesystem type is: ef53
+File size of /mnt/data is 61440 (15 blocks of 4096 bytes)
+ ext:     logical_offset:        physical_offset: length:   expected: flags:
+   0:       10..      14:         10..        14:      5:             last,eof
+"""
+
+
+class Window(unittest.TestCase):
+    def check(self, lo, hi, log=LOG, trace=WTRACE, end_before=0.3, **kw):
+        events = blkevents.parse_events(trace.splitlines())
+        return pagetrace.window(events, log, 0, 8, end_before, lo, hi, **kw)
+
+    def test_every_page_in_its_own_window(self):
+        ok, why, rows = self.check(0.9, 2.2)
+        self.assertTrue(ok, why)
+        self.assertEqual([r[0] for r in rows], [10, 12, 14])
+        # Page 14: dirtied at +0.2 (log), queued at 3.1: 1.9 s after.
+        self.assertAlmostEqual(rows[2][1], 1.9, places=6)
+
+    def test_late_page_named(self):
+        ok, why, _ = self.check(0.9, 1.5)
+        self.assertFalse(ok)
+        self.assertIn("page 14 late", why)
+        self.assertNotIn("page 12", why)
+
+    def test_early_page_named(self):
+        ok, why, _ = self.check(1.05, 2.2)
+        self.assertFalse(ok)
+        self.assertIn("page 10 early", why)
+
+    def test_tolerance_below_lo(self):
+        ok, why, _ = self.check(1.05, 2.2, tolerance=0.06)
+        self.assertTrue(ok, why)
+
+    def test_unwritten_page(self):
+        ok, why, _ = self.check(0.9, 2.2, log=LOG + [(16, 0.3, 0.301)])
+        self.assertFalse(ok)
+        self.assertIn("page 16", why)
+
+    def test_end_marker_missing_or_inconsistent(self):
+        ok, why, _ = self.check(0.9, 2.2, trace=TRACE)
+        self.assertFalse(ok)
+        self.assertIn("end marker", why)
+        ok, why, _ = self.check(0.9, 2.2, end_before=0.4)
+        self.assertFalse(ok)
+        self.assertIn("do not match", why)
+
+    def test_file_pages_through_filefrag(self):
+        extents = blkevents.filefrag_extents(FILEFRAG)
+        self.assertEqual(pagetrace.page_sectors(12, extents=extents), [(96, 103)])
+        self.assertEqual(pagetrace.page_sectors(9, extents=extents), [])
+        moved = (4096, [(10, 110, 5)])
+        self.assertEqual(pagetrace.page_sectors(12, extents=moved), [(896, 903)])
+        # 1-KiB blocks: page 3 is blocks 12-15; half a page allocated is none.
+        self.assertEqual(pagetrace.page_sectors(3, extents=(1024, [(8, 40, 8)])), [(88, 95)])
+        self.assertEqual(pagetrace.page_sectors(2, extents=(1024, [(8, 40, 2)])), [])
+        ok, why, _ = self.check(0.9, 2.2, extents=extents)
+        self.assertTrue(ok, why)
+        ok, why, _ = self.check(0.9, 2.2, log=[(9, 0.0, 0.001)], extents=extents)
+        self.assertFalse(ok)
+        self.assertIn("no blocks allocated", why)
+
+
 class Analyze(unittest.TestCase):
     def metrics(self, trace=TRACE, log=LOG, **kw):
         events = blkevents.parse_events(trace.splitlines())
@@ -159,6 +234,8 @@ class Files(unittest.TestCase):
                 f"{marker}:4096",
                 "--log",
                 logf,
+                "--end-marker",
+                f"{marker}:0",
             ]
         )
         if rc == 2:
@@ -167,6 +244,7 @@ class Files(unittest.TestCase):
         rows = pagetrace.read_log(logf)
         self.assertEqual([r[0] for r in rows], [4, 6, 8])
         self.assertGreaterEqual(rows[2][1], 0.019)
+        self.assertGreaterEqual(pagetrace.read_end_marker(logf), rows[2][2])
 
 
 if __name__ == "__main__":
