@@ -101,9 +101,11 @@ struct aipu_mapping {
 struct aipu_pin {
 	struct inode *inode;
 	struct super_block *sb;
+	bool sync;			/* I_SYNC set, no reference held */
 };
 
 enum aipu_pin_result { AIPU_PIN_OK, AIPU_PIN_BUSY, AIPU_PIN_GONE };
+enum aipu_pin_how { AIPU_PIN_SYNC, AIPU_PIN_REF };
 
 struct address_space;
 struct aipu_dev *aipu_tracker_dev(struct aipu_tracker *t);
@@ -115,7 +117,8 @@ struct aipu_tracker *aipu_mapping_tracker(struct aipu_dev *d,
 					  bool *gone);
 void aipu_mapping_kill(struct address_space *mapping);
 void aipu_mapping_forget(struct aipu_dev *d);
-enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p);
+enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p,
+			      enum aipu_pin_how how);
 void aipu_unpin(struct aipu_pin *p);
 int aipu_mapping_init(void);
 void aipu_mapping_exit(void);

@@ -40,6 +40,40 @@ static inline unsigned long aipu_inode_state(struct inode *inode)
 #endif
 }
 
+/*
+ * Pin an inode for writeback as Linux's own flusher does (fs/fs-writeback.c,
+ * __writeback_single_inode() and inode_sync_complete()): I_SYNC set under
+ * i_lock keeps evict() waiting (inode_wait_for_writeback()) without a
+ * reference, so the last iput() stays with whoever drops the last reference.
+ * Both under i_lock.  7.2 sets and clears the flags through accessors; 6.12
+ * and 7.2 wake the waiters with inode_wake_up_bit() (wake_up_var()), 6.1
+ * with wake_up_bit() on the i_state word.
+ */
+static inline void aipu_inode_sync_set(struct inode *inode)
+{
+#ifdef AIPU_HAVE_INODE_STATE_READ_ONCE
+	inode_state_set(inode, I_SYNC);
+#else
+	inode->i_state |= I_SYNC;
+#endif
+}
+
+static inline void aipu_inode_sync_clear(struct inode *inode)
+{
+#ifdef AIPU_HAVE_INODE_STATE_READ_ONCE
+	inode_state_clear(inode, I_SYNC);
+#else
+	inode->i_state &= ~I_SYNC;
+#endif
+	/* Waiters must see I_SYNC clear before they are woken. */
+	smp_mb();
+#ifdef AIPU_HAVE_INODE_WAKE_UP_BIT
+	inode_wake_up_bit(inode, __I_SYNC);
+#else
+	wake_up_bit(&inode->i_state, __I_SYNC);
+#endif
+}
+
 #if !defined(AIPU_HAVE_FILEMAP_FDATAWRITE_WBC) && \
 	!defined(AIPU_HAVE_WBC_ATTACH_FDATAWRITE_INODE)
 #error "aipu needs filemap_fdatawrite_wbc() or wbc_attach_fdatawrite_inode()"

@@ -224,7 +224,8 @@ static unsigned long issue_one(struct aipu_dev *d, struct aipu_run *r,
 	struct outcome o = { 0 };
 	struct aipu_pin p;
 
-	switch (aipu_pin(r->t, &p)) {
+	switch (aipu_pin(r->t, &p, r->kind == AIPU_META ? AIPU_PIN_REF :
+							 AIPU_PIN_SYNC)) {
 	case AIPU_PIN_OK:
 		if (r->kind == AIPU_META)
 			issue_meta(d, r, p.inode, write, &o);

@@ -56,7 +56,7 @@ static void times_one(struct aipu_dev *d, struct aipu_run *r, bool write)
 	unsigned long flags;
 	struct aipu_pin p;
 
-	switch (aipu_pin(r->t, &p)) {
+	switch (aipu_pin(r->t, &p, AIPU_PIN_REF)) {
 	case AIPU_PIN_OK:
 		dirty = aipu_inode_state(p.inode) & I_DIRTY_TIME;
 		if (write && dirty) {

@@ -19,7 +19,8 @@
  * a kprobe there (src/hook.c) forgets the mapping.  No tracker is made for an
  * inode whose eviction has begun.  The flusher pins a mapping it writes with
  * its super block's s_umount, taken shared (umount waits, as for Linux's own
- * writeback), and an inode reference.
+ * writeback), and the inode's I_SYNC (eviction waits; the last iput() stays
+ * with whoever drops the last reference), or for metadata a reference.
  */
 #include <linux/backing-dev.h>
 #include <linux/fs.h>
@@ -201,13 +202,57 @@ void aipu_mapping_forget(struct aipu_dev *d)
 }
 
 /*
- * Take a reference on @t's inode and its super block's s_umount, shared,
- * so neither eviction nor umount can pull the mapping away while we write.
- * A tracker seen alive under its device's lock, inside an RCU read section,
- * has a valid inode and super block (inodes are freed after a grace period,
- * and the kill marks the tracker dead first).
+ * Pin @inode, whose eviction has not begun, for writing its pages: I_SYNC,
+ * as Linux's own flusher does, not a reference.  If the file is unlinked and
+ * closed meanwhile, the last iput() is the closer's: it evicts the inode
+ * once we clear I_SYNC, and the flusher never does a file's truncation.  An
+ * inode that Linux's writeback holds (I_SYNC already) is busy this period.
  */
-enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p)
+static enum aipu_pin_result pin_sync(struct aipu_pin *p, struct inode *inode)
+{
+	enum aipu_pin_result res = AIPU_PIN_OK;
+	unsigned long state;
+
+	spin_lock(&inode->i_lock);
+	state = aipu_inode_state(inode);
+	if (state & (I_FREEING | I_WILL_FREE))
+		res = AIPU_PIN_GONE;
+	else if (state & (I_NEW | I_SYNC))
+		res = AIPU_PIN_BUSY;
+	else
+		aipu_inode_sync_set(inode);
+	spin_unlock(&inode->i_lock);
+	p->inode = res == AIPU_PIN_OK ? inode : NULL;
+	p->sync = true;
+	return res;
+}
+
+/* A reference: sync_inode_metadata() skips an inode with I_SYNC set. */
+static enum aipu_pin_result pin_ref(struct aipu_pin *p, struct inode *inode)
+{
+	p->inode = igrab(inode);
+	p->sync = false;
+	if (!p->inode)
+		return AIPU_PIN_GONE;
+	/* Still being set up by its creator: not ours to write yet. */
+	if (aipu_inode_state(p->inode) & I_NEW) {
+		iput(p->inode);
+		p->inode = NULL;
+		return AIPU_PIN_BUSY;
+	}
+	return AIPU_PIN_OK;
+}
+
+/*
+ * Pin @t's inode (@how: I_SYNC for data, a reference for metadata) and take
+ * its super block's s_umount, shared, so neither eviction nor umount can
+ * pull the mapping away while we write.  A tracker seen alive under its
+ * device's lock, inside an RCU read section, has a valid inode and super
+ * block (inodes are freed after a grace period, and the kill marks the
+ * tracker dead first).
+ */
+enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p,
+			      enum aipu_pin_how how)
 {
 	struct aipu_dev *d = aipu_tracker_dev(t);
 	enum aipu_pin_result res = AIPU_PIN_GONE;
@@ -224,24 +269,43 @@ enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p)
 		p->sb = inode->i_sb;
 		res = AIPU_PIN_BUSY;
 		if (down_read_trylock(&p->sb->s_umount)) {
-			p->inode = aipu_sb_usable(p->sb) ? igrab(inode) : NULL;
-			res = p->inode ? AIPU_PIN_OK : AIPU_PIN_GONE;
-			if (!p->inode)
+			res = !aipu_sb_usable(p->sb) ? AIPU_PIN_GONE :
+			      how == AIPU_PIN_SYNC ? pin_sync(p, inode) :
+						     pin_ref(p, inode);
+			if (res != AIPU_PIN_OK)
 				up_read(&p->sb->s_umount);
 		}
 	}
 	rcu_read_unlock();
-	/* Still being set up by its creator: not ours to write yet. */
-	if (res == AIPU_PIN_OK && (aipu_inode_state(p->inode) & I_NEW)) {
-		aipu_unpin(p);
-		res = AIPU_PIN_BUSY;
-	}
 	return res;
+}
+
+/*
+ * Clear I_SYNC as inode_sync_complete() does.  It also puts a clean, unused
+ * inode on the LRU (inode_add_lru(), not exported): an iput() that found
+ * I_SYNC set while we wrote left it off.  Taking and dropping a reference
+ * does the same: the inode is not being evicted (igrab() says so), so that
+ * last iput() only files it on the LRU, as the skipped one would have.
+ */
+static void unpin_sync(struct inode *inode)
+{
+	bool unused;
+
+	spin_lock(&inode->i_lock);
+	aipu_inode_sync_clear(inode);
+	unused = !atomic_read(&inode->i_count) &&
+		 !(aipu_inode_state(inode) & I_DIRTY_ALL);
+	spin_unlock(&inode->i_lock);
+	if (unused && igrab(inode))
+		iput(inode);
 }
 
 void aipu_unpin(struct aipu_pin *p)
 {
-	iput(p->inode);
+	if (p->sync)
+		unpin_sync(p->inode);
+	else
+		iput(p->inode);
 	up_read(&p->sb->s_umount);
 }
 

@@ -143,7 +143,7 @@ static bool purge_try(struct aipu_dev *d, struct purge *p)
 	struct aipu_pin pin;
 	bool done;
 
-	switch (aipu_pin(p->t, &pin)) {
+	switch (aipu_pin(p->t, &pin, AIPU_PIN_SYNC)) {
 	case AIPU_PIN_OK:
 		done = purge_one(d, p, (struct address_space *)p->t->key);
 		aipu_unpin(&pin);

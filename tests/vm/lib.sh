@@ -266,6 +266,45 @@ disk_prepare() {
 	echo 10 >"$bdi/min_ratio" || die "cannot set $bdi/min_ratio"
 	log "$dev: scheduler $(cat "$q/scheduler" 2>/dev/null), wbt_lat_usec $(cat "$q/wbt_lat_usec" 2>/dev/null), min_ratio $(cat "$bdi/min_ratio")"
 }
+# nullb_slow NAME MS [SIZE_MB]: a memory-backed null_blk made through
+# configfs that serves one request at a time, each in MS ms (queue depth 1:
+# a writer blocks in the block layer for every request). Sets NULLB_SLOW to
+# its device node and NULLB_SLOW_CFG to its configfs directory; the removal
+# is registered.
+nullb_slow() {
+	local name=$1 ms=$2 size=${3:-256} cfs=/sys/kernel/config cfg dev=""
+	cfg=$cfs/nullb/$name
+	modprobe configfs 2>/dev/null || true
+	mountpoint -q "$cfs" || mount -t configfs none "$cfs" || die "cannot mount configfs on $cfs"
+	[ -d "$cfs/nullb" ] || die "null_blk has no configfs directory ($cfs/nullb): is null_blk loaded?"
+	mkdir "$cfg" || die "cannot make the null_blk device $cfg"
+	on_exit "nullb_remove $cfg"
+	echo "$size" >"$cfg/size"
+	echo 1 >"$cfg/memory_backed"
+	echo 2 >"$cfg/irqmode"
+	echo $((ms * 1000000)) >"$cfg/completion_nsec"
+	echo 1 >"$cfg/hw_queue_depth"
+	echo 1 >"$cfg/submit_queues"
+	echo 1 >"$cfg/power" || die "cannot power on $cfg"
+	# Named after the configfs directory (6.1 and later), else nullb<index>.
+	for _ in $(seq 50); do
+		for dev in "/dev/$name" "/dev/nullb$(cat "$cfg/index")"; do
+			[ -b "$dev" ] && break 2
+		done
+		sleep 0.1
+	done
+	[ -b "$dev" ] || die "the null_blk device node of $cfg did not appear (tried /dev/$name, /dev/nullb$(cat "$cfg/index"))"
+	# shellcheck disable=SC2034 # for the caller
+	NULLB_SLOW=$dev
+	# shellcheck disable=SC2034 # for the caller
+	NULLB_SLOW_CFG=$cfg
+}
+# nullb_remove CFG: power off and remove a configfs null_blk (idempotent).
+nullb_remove() {
+	[ -d "$1" ] || return 0
+	echo 0 >"$1/power" 2>/dev/null || true
+	rmdir "$1" 2>/dev/null || true
+}
 # fs_make FSTYPE DEV [MOUNTPOINT]: make ext4|ext2|xfs on DEV and mount it
 # (default /tmp/aipu-mnt); the unmount is registered.
 fs_make() {

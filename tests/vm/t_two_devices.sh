@@ -28,38 +28,13 @@ SLOW_PAGES=600
 SLOW_MS=50
 FAST_PAGES=200
 tol=$(jiffy_s)
-cfs=/sys/kernel/config
-slowcfg=$cfs/nullb/aipu_slow
 
 fast=$(disk_get)
 disk_prepare "$fast"
 
 # The slow null_blk: memory backed, timer completion, one tag.
-slow_remove() {
-	[ -d "$slowcfg" ] || return 0
-	echo 0 >"$slowcfg/power" 2>/dev/null || true
-	rmdir "$slowcfg" 2>/dev/null || true
-}
-modprobe configfs 2>/dev/null || true
-mountpoint -q "$cfs" || mount -t configfs none "$cfs" || die "cannot mount configfs on $cfs"
-[ -d "$cfs/nullb" ] || die "null_blk has no configfs directory ($cfs/nullb): is null_blk loaded?"
-mkdir "$slowcfg" || die "cannot make the null_blk device $slowcfg"
-on_exit slow_remove
-echo 256 >"$slowcfg/size"
-echo 1 >"$slowcfg/memory_backed"
-echo 2 >"$slowcfg/irqmode"
-echo $((SLOW_MS * 1000000)) >"$slowcfg/completion_nsec"
-echo 1 >"$slowcfg/hw_queue_depth"
-echo 1 >"$slowcfg/submit_queues"
-echo 1 >"$slowcfg/power" || die "cannot power on $slowcfg"
-# Named after the configfs directory (6.1 and later), else nullb<index>.
-for _ in $(seq 50); do
-	for slow in /dev/aipu_slow "/dev/nullb$(cat "$slowcfg/index")"; do
-		[ -b "$slow" ] && break 2
-	done
-	sleep 0.1
-done
-[ -b "$slow" ] || die "the slow null_blk's device node did not appear (tried /dev/aipu_slow, /dev/nullb$(cat "$slowcfg/index"))"
+nullb_slow aipu_slow "$SLOW_MS"
+slow=$NULLB_SLOW
 disk_prepare "$slow"
 # Held open: the last close of a block device writes its dirty pages itself
 # (600 requests of 50 ms), which would leave aipu nothing to write.
@@ -118,7 +93,7 @@ sync
 
 # A device gone and idle for 30 periods and 10 s loses its queue.
 exec 8<&-
-slow_remove
+nullb_remove "$NULLB_SLOW_CFG"
 aipu_set period_ms 100
 n0=$(aipu_stat devices)
 w0=$(aipu_stat pages_written)
