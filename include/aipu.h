@@ -104,7 +104,11 @@ struct aipu_pin {
 	bool sync;			/* I_SYNC set, no reference held */
 };
 
-enum aipu_pin_result { AIPU_PIN_OK, AIPU_PIN_BUSY, AIPU_PIN_GONE };
+/* BUSY: the inode, this period; UNMOUNTING: its super block, maybe long. */
+enum aipu_pin_result {
+	AIPU_PIN_OK, AIPU_PIN_BUSY, AIPU_PIN_UNMOUNTING, AIPU_PIN_GONE
+};
+
 enum aipu_pin_how { AIPU_PIN_SYNC, AIPU_PIN_REF };
 
 struct address_space;

@@ -162,6 +162,9 @@ struct aipu_run *track_take(struct aipu_track *tr, unsigned long cutoff,
 unsigned long track_requeue(struct aipu_track *tr, struct aipu_run *r,
 			    pgoff_t start, pgoff_t end);
 void track_requeue_embedded(struct aipu_track *tr, struct aipu_run *r);
+unsigned long track_park(struct aipu_track *tr, struct aipu_tracker *t,
+			 unsigned long time, unsigned long budget,
+			 unsigned long now);
 void track_end_pass(struct aipu_track *tr, unsigned long issued);
 void track_stats_add(struct aipu_stats *sum, const struct aipu_stats *s);
 void track_written(struct aipu_track *tr, unsigned long pages,

@@ -191,7 +191,7 @@ static void issue_meta(struct aipu_dev *d, struct aipu_run *r,
 		requeue_embedded(d, r);
 }
 
-/* A run we could not pin because umount or remount holds s_umount. */
+/* A run we could not pin this period: the inode is busy. */
 static void requeue_busy(struct aipu_dev *d, struct aipu_run *r,
 			 struct outcome *o)
 {
@@ -199,6 +199,33 @@ static void requeue_busy(struct aipu_dev *d, struct aipu_run *r,
 		requeue(d, r, r->start, r->end, o);
 	else
 		requeue_embedded(d, r);
+}
+
+/*
+ * Umount or remount holds the super block.  A remount is over by the next
+ * period: put the run back.  Once the run is late, the wait is long (an
+ * umount writing a backlog to a slow disk, which writes the file too):
+ * park the whole mapping rather than put each of its runs back every
+ * period.
+ */
+static void requeue_unmounting(struct aipu_dev *d, struct aipu_run *r,
+			       struct outcome *o)
+{
+	unsigned long flags, freed, bound;
+
+	bound = msecs_to_jiffies(READ_ONCE(aipu_max_age_ms) +
+				 READ_ONCE(aipu_period_ms));
+	if (r->kind != AIPU_PAGES || !time_after(jiffies, r->time + bound)) {
+		requeue_busy(d, r, o);
+		return;
+	}
+	o->retried += r->end - r->start;
+	do {
+		flags = aipu_dev_lock(d);
+		freed = track_park(&d->tr, r->t, r->time, AIPU_REQUEUE_BATCH,
+				   jiffies);
+		aipu_dev_unlock(d, flags);
+	} while (freed);
 }
 
 /*
@@ -235,6 +262,9 @@ static unsigned long issue_one(struct aipu_dev *d, struct aipu_run *r,
 		break;
 	case AIPU_PIN_BUSY:
 		requeue_busy(d, r, &o);
+		break;
+	case AIPU_PIN_UNMOUNTING:
+		requeue_unmounting(d, r, &o);
 		break;
 	case AIPU_PIN_GONE:
 		break;

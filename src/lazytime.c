@@ -71,6 +71,7 @@ static void times_one(struct aipu_dev *d, struct aipu_run *r, bool write)
 		aipu_unpin(&p);
 		break;
 	case AIPU_PIN_BUSY:
+	case AIPU_PIN_UNMOUNTING:
 		dirty = true;
 		break;
 	case AIPU_PIN_GONE:

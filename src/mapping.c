@@ -267,7 +267,7 @@ enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p,
 	aipu_dev_unlock(d, flags);
 	if (alive) {
 		p->sb = inode->i_sb;
-		res = AIPU_PIN_BUSY;
+		res = AIPU_PIN_UNMOUNTING;
 		if (down_read_trylock(&p->sb->s_umount)) {
 			res = !aipu_sb_usable(p->sb) ? AIPU_PIN_GONE :
 			      how == AIPU_PIN_SYNC ? pin_sync(p, inode) :

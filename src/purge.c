@@ -149,6 +149,7 @@ static bool purge_try(struct aipu_dev *d, struct purge *p)
 		aipu_unpin(&pin);
 		return done;
 	case AIPU_PIN_BUSY:
+	case AIPU_PIN_UNMOUNTING:
 		return ++p->tries >= AIPU_PURGE_TRIES;
 	default:
 		return true;	/* evicted: nothing left to drop */

@@ -728,6 +728,26 @@ static void requeue_whole(struct aipu_track *tr, struct aipu_tracker *t,
 }
 
 /*
+ * Nothing of @t can be written for now (umount or remount holds its super
+ * block) and its run dirtied at @time is already late: rather than put each
+ * of its runs back every period, bound the mapping as a whole at the
+ * device's oldest time (written early, never late; counted in fallbacks)
+ * and give its runs back, at most @budget a call.  Returns the runs freed:
+ * the caller calls again, dropping the lock in between, while it is not 0.
+ */
+unsigned long track_park(struct aipu_track *tr, struct aipu_tracker *t,
+			 unsigned long time, unsigned long budget,
+			 unsigned long now)
+{
+	if (t->dead)
+		return 0;
+	if (t->whole.state == AIPU_IDLE)
+		tr->st.fallbacks++;
+	requeue_whole(tr, t, time);
+	return track_degrade(tr, t, budget, now);
+}
+
+/*
  * Pages [start, end) of the issued run @r are still dirty: locked, already
  * under writeback, or dirtied again.  Those dirtied again already have runs
  * of their own; the rest keep @r's time and are retried next period.

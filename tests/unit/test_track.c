@@ -689,6 +689,70 @@ static int t_degrade(void)
 	return 0;
 }
 
+/*
+ * Umount holds the file system for long: the run being issued and every
+ * other run of its file go under the whole-file run, at the device's
+ * oldest time, and the file is then put back once a period, not per run.
+ */
+static int t_park(void)
+{
+	struct aipu_tracker *a = track_get(&tr, &keys[0], NULL);
+	struct aipu_tracker *b = track_get(&tr, &keys[1], NULL);
+	struct aipu_run *r;
+	unsigned long i;
+
+	track_pages(&tr, a, 100, 1, 50, false);		/* the device's oldest */
+	for (i = 0; i < 10; i++)
+		track_pages(&tr, b, 2 * i, 1, 100 + i, false);
+	CHECK(scan(101, false, 0) == 2);
+	r = track_take(&tr, 0, true);
+	CHECK(r && r->t == a);
+	track_done(&tr, r);
+	r = track_take(&tr, 0, true);
+	CHECK(r && r->t == b && r->start == 0 && r->time == 100);
+	/* Issuing page 0 of b failed: umount holds its super block. */
+	CHECK(track_park(&tr, b, r->time, 4, 300) == 4 && b->nr_runs == 6);
+	CHECK(b->whole.state == AIPU_WAITING && b->whole.time == 100);
+	CHECK(tr.st.fallbacks == 1);
+	CHECK(track_park(&tr, b, r->time, 4, 300) == 4);
+	CHECK(track_park(&tr, b, r->time, 4, 300) == 1);
+	CHECK(track_park(&tr, b, r->time, 4, 300) == 0 && b->nr_runs == 1);
+	CHECK(tr.st.fallbacks == 1 && tr.st.pages_tracked == 0);
+	CHECK(list_sorted(&tr.waiting));
+	track_done(&tr, r);
+	/* The whole-file run covers page 0 too, and is due with it. */
+	track_end_pass(&tr, 0);
+	CHECK(scan(101, false, 0) == 1);
+	r = track_take(&tr, 0, true);
+	CHECK(r == &b->whole && r->time <= 100);
+	track_done(&tr, r);
+	/* A file whose one run is being issued: that run's pages stay covered. */
+	a = track_get(&tr, &keys[3], NULL);
+	track_pages(&tr, a, 7, 1, 200, false);
+	track_end_pass(&tr, 0);
+	CHECK(scan(201, false, 0) == 1);
+	r = track_take(&tr, 0, true);
+	CHECK(r && r->t == a && RB_EMPTY_ROOT(&a->runs));
+	CHECK(track_park(&tr, a, r->time, 4, 300) == 0);
+	CHECK(a->whole.state == AIPU_WAITING && a->whole.time == 200);
+	CHECK(tr.st.fallbacks == 2);
+	track_done(&tr, r);
+	track_end_pass(&tr, 0);
+	CHECK(scan(201, false, 0) == 1);
+	r = track_take(&tr, 0, true);
+	CHECK(r == &a->whole);
+	track_done(&tr, r);
+	/* Nothing to park on a dead tracker. */
+	a = track_get(&tr, &keys[2], NULL);
+	track_pages(&tr, a, 5, 1, 400, false);
+	track_hold(a);
+	track_kill(&tr, a, ~0UL);
+	CHECK(track_park(&tr, a, 400, 4, 500) == 0 && tr.st.fallbacks == 2);
+	CHECK(a->whole.state == AIPU_IDLE);
+	track_put(&tr, a);
+	return 0;
+}
+
 /* The table cannot take the tracker: no tracker, no leak. */
 static int t_insert_failure(void)
 {
@@ -921,6 +985,7 @@ static const struct test tests[] = {
 	{ "insert_failure", t_insert_failure },
 	{ "absorb_bounded", t_absorb_bounded },
 	{ "degrade", t_degrade },
+	{ "park", t_park },
 	{ "model", t_model },
 };
 
