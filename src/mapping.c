@@ -284,8 +284,9 @@ enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p,
  * Clear I_SYNC as inode_sync_complete() does.  It also puts a clean, unused
  * inode on the LRU (inode_add_lru(), not exported): an iput() that found
  * I_SYNC set while we wrote left it off.  Taking and dropping a reference
- * does the same: the inode is not being evicted (igrab() says so), so that
- * last iput() only files it on the LRU, as the skipped one would have.
+ * does the same: the inode is not being evicted (checked under i_lock, as
+ * igrab() does, so it cannot be freed before the reference is ours), so
+ * that last iput() only files it on the LRU, as the skipped one would have.
  */
 static void unpin_sync(struct inode *inode)
 {
@@ -294,9 +295,12 @@ static void unpin_sync(struct inode *inode)
 	spin_lock(&inode->i_lock);
 	aipu_inode_sync_clear(inode);
 	unused = !atomic_read(&inode->i_count) &&
-		 !(aipu_inode_state(inode) & I_DIRTY_ALL);
+		 !(aipu_inode_state(inode) &
+		   (I_DIRTY_ALL | I_FREEING | I_WILL_FREE));
+	if (unused)
+		__iget(inode);
 	spin_unlock(&inode->i_lock);
-	if (unused && igrab(inode))
+	if (unused)
 		iput(inode);
 }
 
