@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The append-only log (src/log.c, branch "log") timed on the host's CPU, as
+ * scale.c times src/track.c: what a page costs to record and to take, and the
+ * bytes a page, for the patterns that decide the design (docs/design.md §4).
+ *
+ *   logbench [--max-pages N]
+ *
+ * Time is a simulated jiffies counter, so "one page a jiffy" is a pattern,
+ * not a wait.  Appends are timed in batches of BATCH pages (the batch's time
+ * divided by BATCH; median and 99th percentile over batches); phase 1 (the
+ * wheel's scan and the takes it leads to) in holds of at most HOLD logs and
+ * HOLD_EXTENTS extents, as the kernel's flusher would drop its lock between
+ * them; the 99.9th percentile and the longest hold are reported.  Memory
+ * is the segments' bytes, the same allocation sizes the kernel would use.
+ */
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <linux/jiffies.h>
+
+#include "aipu_log.h"
+
+#define BATCH 1000
+#define HOLD 256
+#define HOLD_EXTENTS 512
+
+static long live_bytes;
+
+struct aipu_seg *aipu_seg_alloc(unsigned int bytes)
+{
+	live_bytes += bytes;
+	return malloc(bytes);
+}
+
+void aipu_seg_free(struct aipu_seg *s, unsigned int bytes)
+{
+	live_bytes -= bytes;
+	free(s);
+}
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, size_t n, double p)
+{
+	size_t i = (size_t)(p * n);
+
+	return v[i < n ? i : n - 1];
+}
+
+static unsigned long long rng = 88172645463325252ULL;
+
+static unsigned long long xorshift(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+enum pattern { RANDOM_DENSE, RANDOM_SLOW, SEQ_SLOW, SEQ_FAST, SMALL_FILES };
+
+static const char *const names[] = {
+	"random, 100 pages a jiffy, one file",
+	"random, 1 page a jiffy, one file",
+	"sequential, 1 page a jiffy (a log appender)",
+	"sequential, 100 pages a jiffy, one file",
+	"files of 4 pages, written whole, 100 pages a jiffy",
+};
+
+struct file {
+	struct aipu_log log;
+};
+
+static void run(enum pattern p, unsigned long pages)
+{
+	unsigned long nfiles = p == SMALL_FILES ? pages / 4 : 1;
+	unsigned long i, n = 0, now = -30000UL, due = 0, taken = 0, file_pages;
+	struct file *f = calloc(nfiles, sizeof(*f));
+	size_t nb = pages / BATCH + 1, b = 0;
+	double *per = malloc(nb * sizeof(*per)), *hold = malloc((nb * 2 + 64) *
+								 sizeof(*hold));
+	struct aipu_extent *x = malloc(HOLD_EXTENTS * sizeof(*x));
+	unsigned long long t, holds = 0;
+	struct aipu_wheel w;
+	LIST_HEAD(due_logs);
+
+	file_pages = p == SMALL_FILES ? 4 : pages * 2;
+	for (i = 0; i < nfiles; i++)
+		log_init(&f[i].log);
+	wheel_init(&w, 25, now);	/* 25 jiffies: a 100-ms period at HZ=250 */
+	while (n < pages) {
+		t = now_ns();
+		for (i = 0; i < BATCH && n < pages; i++, n++) {
+			struct file *fi = &f[p == SMALL_FILES ? n / 4 : 0];
+			pgoff_t idx;
+			bool was_empty = log_empty(&fi->log);
+
+			switch (p) {
+			case RANDOM_DENSE:
+			case RANDOM_SLOW:
+				idx = xorshift() % file_pages;
+				break;
+			case SMALL_FILES:
+				idx = n % 4;
+				break;
+			default:
+				idx = n;
+			}
+			if (log_append(&fi->log, idx, 1, now))
+				abort();
+			if (was_empty)
+				wheel_add(&w, &fi->log);
+			if (p == RANDOM_SLOW || p == SEQ_SLOW || n % 100 == 99)
+				now++;
+		}
+		per[b++] = (double)(now_ns() - t) / i;
+	}
+	qsort(per, b, sizeof(*per), cmp_double);
+	printf("%-52s %9lu %7.1f %7.1f %7.2f", names[p], pages, pct(per, b, 0.5),
+	       pct(per, b, 0.99), (double)live_bytes / pages);
+
+	/* Phase 1 with everything due: holds of HOLD logs, HOLD_EXTENTS extents. */
+	t = now_ns();
+	for (;;) {
+		unsigned int budget = HOLD, room = HOLD_EXTENTS, got;
+		unsigned long long h = now_ns();
+		bool done = wheel_due(&w, now + 1, &due_logs, &budget);
+		struct aipu_log *l, *tmp;
+
+		list_for_each_entry_safe(l, tmp, &due_logs, slot) {
+			got = log_take(l, now + 1, x, room);
+			room -= got;
+			taken += got;
+			if (log_empty(l)) {
+				list_del_init(&l->slot);
+				due++;
+			}
+			if (!room)
+				break;
+		}
+		hold[holds++] = now_ns() - h;
+		if (done && list_empty(&due_logs))
+			break;
+	}
+	t = now_ns() - t;
+	qsort(hold, holds, sizeof(*hold), cmp_double);
+	printf(" %8lu %7.1f %7.1f %7.1f\n", taken, (double)t / pages,
+	       pct(hold, holds, 0.999) / 1000, hold[holds - 1] / 1000);
+	for (i = 0; i < nfiles; i++)
+		log_drop(&f[i].log);
+	free(f);
+	free(per);
+	free(hold);
+	free(x);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long max = 10000000, pages;
+	int p;
+
+	if (argc == 3 && !strcmp(argv[1], "--max-pages")) {
+		max = strtoul(argv[2], NULL, 0);
+	} else if (argc != 1) {
+		fprintf(stderr, "usage: logbench [--max-pages N]\n");
+		return 2;
+	}
+	/* Freed segments stay in the process, as a slab keeps its pages. */
+	mallopt(M_TRIM_THRESHOLD, 1 << 30);
+	mallopt(M_MMAP_THRESHOLD, 1 << 30);
+	printf("%-52s %9s %7s %7s %7s %8s %7s %7s %7s\n", "pattern", "pages",
+	       "ns/pg", "p99", "B/page", "extents", "ns/pg", "hold", "hold");
+	printf("%-52s %9s %7s %7s %7s %8s %7s %7s %7s\n", "", "", "append",
+	       "append", "", "taken", "phase1", "p99.9us", "max us");
+	for (p = RANDOM_DENSE; p <= SMALL_FILES; p++)
+		for (pages = 1000; pages <= max; pages *= 10)
+			run(p, pages);
+	return 0;
+}

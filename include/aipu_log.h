@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A file's first-dirty times as an append-only log (docs/design.md, section 4).
+ *
+ * Work in progress on the "log" branch: pure logic, tested in user space
+ * (tests/unit/test_log.c), not yet used by the module.  It is to replace the
+ * run of src/track.c (80 B a randomly dirtied page, an allocation and a tree
+ * insertion each) with 8 B a page and an allocation per segment.
+ *
+ * An *entry* is a u64: the page index (40 bits), the extent's length less
+ * one (8 bits: up to 256 pages) and the jiffies since its segment's base
+ * time (16 bits).  Pages dirtied in one jiffy next to the newest entry
+ * extend it, so sequential writing costs almost nothing.  A *segment* holds
+ * entries in the order they were appended, which is time order (the caller
+ * reads the time under the lock it appends under); segments grow with the
+ * file, 64 B, 512 B, then 4 KiB, so a small file pays little.  A log is
+ * consumed from its head: what is older than a cutoff is due, a prefix.
+ *
+ * The *wheel* orders logs, not entries: each non-empty log sits in the slot
+ * of its oldest entry's time, slots AIPU_WHEEL_SLOTS of @width jiffies each
+ * (FreeBSD's syncer, sys/kern/vfs_subr.c).  A log that was empty joins the
+ * current slot; phase 1 visits the slots up to the cutoff and hands over the
+ * logs with due entries, which rejoin the wheel at their next entry's slot.
+ * Slots are found by time modulo the wheel, so a log whose time has wrapped
+ * round is checked, not trusted, and put back.
+ *
+ * Not here yet: stale entries (a page cleaned by someone else and dirtied
+ * again must get its new time; design.md plans a per-file bitmap of pages
+ * with a live entry), the whole-file, metadata and lazytime entries, and
+ * everything of track.c's interface.  Callers hold the device's lock.
+ */
+#ifndef AIPU_LOG_H
+#define AIPU_LOG_H
+
+#include <linux/bits.h>
+#include <linux/list.h>
+#include <linux/types.h>
+
+#define AIPU_LOG_INDEX_BITS	40
+#define AIPU_LOG_LEN_BITS	8
+#define AIPU_LOG_DT_BITS	16
+#define AIPU_LOG_INDEX_MAX	((1ULL << AIPU_LOG_INDEX_BITS) - 1)
+#define AIPU_LOG_LEN_MAX	BIT(AIPU_LOG_LEN_BITS)
+#define AIPU_LOG_DT_MAX		((1UL << AIPU_LOG_DT_BITS) - 1)
+
+/* Segment sizes in bytes, smallest first; a log's next one is one larger. */
+#define AIPU_SEG_CLASSES	3
+extern const unsigned int aipu_seg_bytes[AIPU_SEG_CLASSES];
+
+struct aipu_seg {
+	struct aipu_seg *next;		/* newer */
+	unsigned long base;		/* jiffies the deltas count from */
+	u32 n, cap;			/* entries used, and room */
+	u8 class;			/* index into aipu_seg_bytes */
+	u64 e[];
+};
+
+struct aipu_log {
+	struct aipu_seg *head, *tail;	/* oldest and newest segment */
+	u32 pos;			/* first entry of @head not taken */
+	u8 next_class;
+	struct list_head slot;		/* in its wheel slot, if non-empty */
+	unsigned long pages;		/* pages in entries not taken */
+	unsigned long bytes;		/* segment memory held */
+};
+
+/* A taken entry: pages [index, index + nr) first dirtied at @time. */
+struct aipu_extent {
+	pgoff_t index;
+	unsigned int nr;
+	unsigned long time;
+};
+
+#define AIPU_WHEEL_SLOTS	64
+
+struct aipu_wheel {
+	struct list_head slot[AIPU_WHEEL_SLOTS];
+	struct list_head seen;		/* looked at in the slot being visited */
+	unsigned long width;		/* jiffies a slot */
+	unsigned long clock;		/* slots before this time are visited */
+	unsigned long logs;		/* non-empty logs in the wheel */
+};
+
+/* Provided by the kernel glue or the unit tests. */
+struct aipu_seg *aipu_seg_alloc(unsigned int bytes);
+void aipu_seg_free(struct aipu_seg *s, unsigned int bytes);
+
+void log_init(struct aipu_log *l);
+bool log_empty(const struct aipu_log *l);
+unsigned long log_oldest(const struct aipu_log *l);
+int log_append(struct aipu_log *l, pgoff_t index, unsigned long nr,
+	       unsigned long time);
+unsigned int log_take(struct aipu_log *l, unsigned long cutoff,
+		      struct aipu_extent *out, unsigned int max);
+void log_drop(struct aipu_log *l);
+
+void wheel_init(struct aipu_wheel *w, unsigned long width,
+		unsigned long now);
+void wheel_add(struct aipu_wheel *w, struct aipu_log *l);
+void wheel_del(struct aipu_wheel *w, struct aipu_log *l);
+bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,
+	       struct list_head *due, unsigned int *budget);
+
+#endif /* AIPU_LOG_H */

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aipu: first-dirty times as an append-only log per file, and a wheel that
+ * orders the logs.  See include/aipu_log.h; callers hold the device's lock.
+ */
+#include <linux/errno.h>
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+
+#include "aipu_log.h"
+
+const unsigned int aipu_seg_bytes[AIPU_SEG_CLASSES] = { 64, 512, 4096 };
+
+#define LEN_SHIFT	AIPU_LOG_DT_BITS
+#define INDEX_SHIFT	(AIPU_LOG_DT_BITS + AIPU_LOG_LEN_BITS)
+
+static u64 entry(pgoff_t index, unsigned int nr, unsigned long dt)
+{
+	return (u64)index << INDEX_SHIFT | (u64)(nr - 1) << LEN_SHIFT | dt;
+}
+
+static pgoff_t e_index(u64 e)
+{
+	return e >> INDEX_SHIFT;
+}
+
+static unsigned int e_nr(u64 e)
+{
+	return ((e >> LEN_SHIFT) & (AIPU_LOG_LEN_MAX - 1)) + 1;
+}
+
+static unsigned long e_dt(u64 e)
+{
+	return e & AIPU_LOG_DT_MAX;
+}
+
+void log_init(struct aipu_log *l)
+{
+	l->head = NULL;
+	l->tail = NULL;
+	l->pos = 0;
+	l->next_class = 0;
+	INIT_LIST_HEAD(&l->slot);
+	l->pages = 0;
+	l->bytes = 0;
+}
+
+/* Every segment in the log holds an entry not taken yet. */
+bool log_empty(const struct aipu_log *l)
+{
+	return !l->head;
+}
+
+/* First-dirty time of the oldest entry; the log must not be empty. */
+unsigned long log_oldest(const struct aipu_log *l)
+{
+	return l->head->base + e_dt(l->head->e[l->pos]);
+}
+
+/*
+ * Grow the newest entry by as many of the pages at @index as it can take:
+ * they must continue it and have been dirtied in its jiffy.
+ */
+static unsigned int extend(struct aipu_log *l, pgoff_t index,
+			   unsigned long nr, unsigned long time)
+{
+	struct aipu_seg *s = l->tail;
+	unsigned int n;
+	u64 *last;
+
+	if (!s || (s == l->head && l->pos == s->n))
+		return 0;
+	last = &s->e[s->n - 1];
+	if (time - s->base != e_dt(*last) ||
+	    e_index(*last) + e_nr(*last) != index)
+		return 0;
+	n = min_t(unsigned long, nr, AIPU_LOG_LEN_MAX - e_nr(*last));
+	if (n)
+		*last = entry(e_index(*last), e_nr(*last) + n, e_dt(*last));
+	return n;
+}
+
+static struct aipu_seg *seg_new(struct aipu_log *l, unsigned long time)
+{
+	unsigned int bytes = aipu_seg_bytes[l->next_class];
+	struct aipu_seg *s = aipu_seg_alloc(bytes);
+
+	if (!s)
+		return NULL;
+	s->next = NULL;
+	s->base = time;
+	s->n = 0;
+	s->cap = (bytes - sizeof(*s)) / sizeof(s->e[0]);
+	s->class = l->next_class;
+	if (l->next_class < AIPU_SEG_CLASSES - 1)
+		l->next_class++;
+	if (l->tail)
+		l->tail->next = s;
+	else
+		l->head = s;
+	l->tail = s;
+	l->bytes += bytes;
+	return s;
+}
+
+/* A segment is full, or its deltas cannot reach @time. */
+static bool seg_closed(const struct aipu_seg *s, unsigned long time)
+{
+	return s->n == s->cap || time_before(time, s->base) ||
+	       time - s->base > AIPU_LOG_DT_MAX;
+}
+
+/* Pages at @index into the log: how many it took, or -ENOMEM. */
+static long append_one(struct aipu_log *l, pgoff_t index, unsigned long nr,
+		       unsigned long time)
+{
+	struct aipu_seg *s = l->tail;
+	unsigned int n = extend(l, index, nr, time);
+
+	if (n)
+		return n;
+	if (!s || seg_closed(s, time)) {
+		s = seg_new(l, time);
+		if (!s)
+			return -ENOMEM;
+	}
+	n = min_t(unsigned long, nr, AIPU_LOG_LEN_MAX);
+	s->e[s->n++] = entry(index, n, time - s->base);
+	return n;
+}
+
+/*
+ * Pages [index, index + nr) first dirtied at @time, no earlier than any time
+ * appended before.  -E2BIG if an index does not fit an entry, -ENOMEM if a
+ * segment could not be had: the pages before the failing one are in the
+ * log, the rest are the caller's to bound some other way.
+ */
+int log_append(struct aipu_log *l, pgoff_t index, unsigned long nr,
+	       unsigned long time)
+{
+	long n;
+
+	if (!nr)
+		return 0;
+	if (index > AIPU_LOG_INDEX_MAX || nr - 1 > AIPU_LOG_INDEX_MAX - index)
+		return -E2BIG;
+	while (nr) {
+		n = append_one(l, index, nr, time);
+		if (n < 0)
+			return n;
+		l->pages += n;
+		index += n;
+		nr -= n;
+	}
+	return 0;
+}
+
+static void head_free(struct aipu_log *l)
+{
+	struct aipu_seg *s = l->head;
+	unsigned int bytes = aipu_seg_bytes[s->class];
+
+	l->head = s->next;
+	l->pos = 0;
+	if (!l->head) {
+		l->tail = NULL;
+		l->next_class = 0;	/* quiet now: start small again */
+	}
+	l->bytes -= bytes;
+	aipu_seg_free(s, bytes);
+}
+
+/*
+ * Take up to @max of the oldest entries dirtied before @cutoff into @out, in
+ * the order they were appended (time order).  Returns how many.
+ */
+unsigned int log_take(struct aipu_log *l, unsigned long cutoff,
+		      struct aipu_extent *out, unsigned int max)
+{
+	unsigned int n = 0;
+	u64 e;
+
+	while (n < max && l->head) {
+		e = l->head->e[l->pos];
+		if (!time_before(l->head->base + e_dt(e), cutoff))
+			break;
+		out[n].index = e_index(e);
+		out[n].nr = e_nr(e);
+		out[n].time = l->head->base + e_dt(e);
+		l->pages -= out[n].nr;
+		n++;
+		if (++l->pos == l->head->n)
+			head_free(l);
+	}
+	return n;
+}
+
+/* Forget every entry. */
+void log_drop(struct aipu_log *l)
+{
+	while (l->head)
+		head_free(l);
+	l->pages = 0;
+}
+
+static struct list_head *slot_of(struct aipu_wheel *w, unsigned long time)
+{
+	return &w->slot[(time / w->width) % AIPU_WHEEL_SLOTS];
+}
+
+void wheel_init(struct aipu_wheel *w, unsigned long width, unsigned long now)
+{
+	unsigned int i;
+
+	for (i = 0; i < AIPU_WHEEL_SLOTS; i++)
+		INIT_LIST_HEAD(&w->slot[i]);
+	INIT_LIST_HEAD(&w->seen);
+	w->width = width ? width : 1;
+	w->clock = now - now % w->width;
+	w->logs = 0;
+}
+
+/* @l, not empty, goes into the slot of its oldest entry. */
+void wheel_add(struct aipu_wheel *w, struct aipu_log *l)
+{
+	list_add_tail(&l->slot, slot_of(w, log_oldest(l)));
+	w->logs++;
+}
+
+void wheel_del(struct aipu_wheel *w, struct aipu_log *l)
+{
+	list_del_init(&l->slot);
+	w->logs--;
+}
+
+/*
+ * One slot: its logs with an entry older than @cutoff move to @due, the
+ * others (of a later turn of the wheel, or not yet due) stay.  Those looked
+ * at wait on @w->seen until the slot is done, so a call that runs out of
+ * budget resumes where it stopped.
+ */
+static bool visit(struct aipu_wheel *w, struct list_head *slot,
+		  unsigned long cutoff, struct list_head *due,
+		  unsigned int *budget)
+{
+	struct aipu_log *l, *tmp;
+
+	list_for_each_entry_safe(l, tmp, slot, slot) {
+		if (!*budget)
+			return false;
+		(*budget)--;
+		if (time_before(log_oldest(l), cutoff)) {
+			list_move_tail(&l->slot, due);
+			w->logs--;
+		} else {
+			list_move_tail(&l->slot, &w->seen);
+		}
+	}
+	list_for_each_entry_safe(l, tmp, &w->seen, slot)
+		list_move_tail(&l->slot, slot_of(w, log_oldest(l)));
+	return true;
+}
+
+/*
+ * Phase 1: move the logs with entries dirtied before @cutoff onto @due,
+ * visiting at most *@budget logs (counted down).  Returns true when done,
+ * false when the budget ran out: call again (the lock may be dropped in
+ * between).  The caller takes each due log's entries (log_take()) and puts
+ * the log back with wheel_add() if it still has some.
+ */
+bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,
+	       struct list_head *due, unsigned int *budget)
+{
+	unsigned long steps;
+
+	/* max_age_ms was raised: the cutoff went back, and so must the clock. */
+	if (time_before(cutoff, w->clock))
+		w->clock = cutoff - cutoff % w->width;
+	steps = (cutoff - w->clock) / w->width;
+	if (steps >= AIPU_WHEEL_SLOTS) {
+		/* A whole turn or more: every slot once, then where cutoff is. */
+		w->clock = cutoff - cutoff % w->width -
+			   (AIPU_WHEEL_SLOTS - 1) * w->width;
+		steps = AIPU_WHEEL_SLOTS - 1;
+	}
+	for (;;) {
+		if (!visit(w, slot_of(w, w->clock), cutoff, due, budget))
+			return false;
+		if (!steps--)
+			return true;	/* @cutoff's slot: visited again next time */
+		w->clock += w->width;
+	}
+}

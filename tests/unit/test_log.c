@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the append-only log and the wheel (src/log.c) in user space.
+ *
+ * Directed tests pin down the encoding, extension, segment growth and the
+ * failure paths; a model-based test then appends to many logs over a clock
+ * that crosses the jiffies wrap, runs phase 1 with random budgets and takes
+ * due entries in random amounts, and checks after every step that what is
+ * taken is exactly the model's oldest pages, in order, each older than the
+ * cutoff, and that no log left in the wheel holds a due entry.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/jiffies.h>
+
+#include "aipu_log.h"
+
+static int passed, failed;
+static const char *cur;
+
+#define CHECK(cond)                                                        \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			printf("  %s: %s:%d: %s\n", cur, __FILE__, __LINE__, \
+			       #cond);                                     \
+			return 1;                                          \
+		}                                                          \
+	} while (0)
+
+static long live_bytes;
+static int fail_segs;		/* fail the next N segment allocations */
+
+struct aipu_seg *aipu_seg_alloc(unsigned int bytes)
+{
+	if (fail_segs > 0) {
+		fail_segs--;
+		return NULL;
+	}
+	live_bytes += bytes;
+	return calloc(1, bytes);
+}
+
+void aipu_seg_free(struct aipu_seg *s, unsigned int bytes)
+{
+	live_bytes -= bytes;
+	free(s);
+}
+
+#define T0 ((unsigned long)-3000)	/* 3000 jiffies before the wrap */
+
+static int test_extend_and_chunks(void)
+{
+	struct aipu_extent x[8];
+	struct aipu_log l;
+
+	log_init(&l);
+	CHECK(log_empty(&l));
+	CHECK(!log_append(&l, 10, 1, T0));
+	CHECK(!log_append(&l, 11, 1, T0));	/* extends */
+	CHECK(!log_append(&l, 12, 600, T0));	/* extends to 256, then 2 more */
+	CHECK(l.pages == 602);
+	CHECK(l.tail->n == 3);
+	CHECK(!log_append(&l, 612, 1, T0 + 1));	/* next jiffy: new entry */
+	CHECK(l.tail->n == 4);
+	CHECK(log_oldest(&l) == T0);
+	CHECK(log_take(&l, T0 + 1, x, 8) == 3);
+	CHECK(x[0].index == 10 && x[0].nr == 256 && x[0].time == T0);
+	CHECK(x[1].index == 266 && x[1].nr == 256);
+	CHECK(x[2].index == 522 && x[2].nr == 90);
+	CHECK(log_oldest(&l) == T0 + 1);
+	/* The taken prefix is never extended. */
+	CHECK(log_take(&l, T0 + 2, x, 8) == 1);
+	CHECK(log_empty(&l) && l.bytes == 0 && live_bytes == 0);
+	CHECK(!log_append(&l, 613, 1, T0 + 1));
+	CHECK(l.pages == 1 && l.tail->n == 1);
+	log_drop(&l);
+	CHECK(live_bytes == 0);
+	return 0;
+}
+
+static int test_segments_grow_and_close(void)
+{
+	struct aipu_extent x[1];
+	struct aipu_log l;
+	unsigned int i;
+
+	log_init(&l);
+	for (i = 0; i < 2000; i++)
+		CHECK(!log_append(&l, 2 * i, 1, T0));
+	/* 64 B, 512 B, then 4-KiB segments. */
+	CHECK(l.head->class == 0 && l.head->next->class == 1);
+	CHECK(l.tail->class == AIPU_SEG_CLASSES - 1);
+	CHECK(l.bytes * 10 < 2000 * 8 * 12);	/* under 9.6 B a page */
+	/* A delta that does not fit starts a segment. */
+	i = l.tail->n;
+	CHECK(!log_append(&l, 1, 1, T0 + AIPU_LOG_DT_MAX + 1));
+	CHECK(l.tail->n == 1 && l.tail->base == T0 + AIPU_LOG_DT_MAX + 1);
+	CHECK(log_take(&l, T0 + AIPU_LOG_DT_MAX + 1, x, 1) == 1);
+	CHECK(x[0].index == 0 && x[0].time == T0);
+	log_drop(&l);
+	CHECK(l.bytes == 0 && live_bytes == 0 && log_empty(&l));
+	return 0;
+}
+
+static int test_failures(void)
+{
+	struct aipu_log l;
+
+	log_init(&l);
+	CHECK(log_append(&l, AIPU_LOG_INDEX_MAX, 2, T0) == -E2BIG);
+	CHECK(log_append(&l, AIPU_LOG_INDEX_MAX + 1, 1, T0) == -E2BIG);
+	CHECK(log_empty(&l));
+	CHECK(!log_append(&l, AIPU_LOG_INDEX_MAX, 1, T0));
+	log_drop(&l);
+	fail_segs = 1;
+	CHECK(log_append(&l, 0, 300, T0) == -ENOMEM);
+	CHECK(log_empty(&l) && l.pages == 0);
+	CHECK(!log_append(&l, 0, 4 * 256, T0));	/* fills the 64-B one */
+	CHECK(l.head == l.tail && l.tail->n == l.tail->cap);
+	fail_segs = 1;
+	CHECK(log_append(&l, 5000, 1, T0) == -ENOMEM);
+	CHECK(l.pages == 4 * 256);
+	CHECK(!fail_segs);
+	log_drop(&l);
+	CHECK(live_bytes == 0);
+	return 0;
+}
+
+/* ---- model-based: many logs, one wheel, a clock across the wrap ---- */
+
+#define NLOGS 40
+#define MAXPAGES 200000
+
+struct model {
+	pgoff_t page[MAXPAGES];
+	unsigned long time[MAXPAGES];
+	unsigned int head, tail;
+};
+
+static struct model *mod;
+static struct aipu_log logs[NLOGS];
+
+static bool on_list(struct list_head *head, struct list_head *n)
+{
+	struct list_head *p;
+
+	for (p = head->next; p != head; p = p->next)
+		if (p == n)
+			return true;
+	return false;
+}
+
+static int take_all(struct aipu_wheel *w, struct list_head *due,
+		    unsigned long cutoff)
+{
+	struct aipu_extent x[7];
+	struct aipu_log *l, *tmp;
+	unsigned int n, i, k;
+
+	list_for_each_entry_safe(l, tmp, due, slot) {
+		struct model *m = &mod[l - logs];
+
+		list_del_init(&l->slot);
+		do {
+			n = log_take(l, cutoff, x, 1 + rand() % 7);
+			for (i = 0; i < n; i++) {
+				CHECK(time_before(x[i].time, cutoff));
+				for (k = 0; k < x[i].nr; k++) {
+					CHECK(m->head < m->tail);
+					CHECK(m->page[m->head] == x[i].index + k);
+					CHECK(m->time[m->head] == x[i].time);
+					m->head++;
+				}
+			}
+		} while (n);
+		CHECK(m->head == m->tail ||
+		      !time_before(m->time[m->head], cutoff));
+		if (!log_empty(l))
+			wheel_add(w, l);
+	}
+	return 0;
+}
+
+static int test_model(void)
+{
+	unsigned long now = T0 - 70000, width = 25, cutoff, pages = 0;
+	struct aipu_wheel w;
+	unsigned int step, i, budget;
+	LIST_HEAD(due);
+
+	mod = calloc(NLOGS, sizeof(*mod));
+	CHECK(mod);
+	srand(7);
+	for (i = 0; i < NLOGS; i++)
+		log_init(&logs[i]);
+	wheel_init(&w, width, now);
+	for (step = 0; step < 40000; step++) {
+		unsigned int r = rand() % 100, li = rand() % NLOGS;
+		struct aipu_log *l = &logs[li];
+		struct model *m = &mod[li];
+
+		if (r < 70) {
+			unsigned long nr = 1 + (rand() % 8 ? 0 : rand() % 300);
+			pgoff_t idx = rand() % 4 ? rand() % 100000 :
+				      (m->tail ? m->page[m->tail - 1] + 1 : 0);
+			bool was_empty = log_empty(l);
+
+			if (m->tail + nr > MAXPAGES)
+				continue;
+			CHECK(!log_append(l, idx, nr, now));
+			for (i = 0; i < nr; i++) {
+				m->page[m->tail] = idx + i;
+				m->time[m->tail++] = now;
+			}
+			if (was_empty)
+				wheel_add(&w, l);
+		} else if (r < 85) {
+			now += rand() % 4 ? rand() % 3 : rand() % 400;
+			if (rand() % 500 == 0)
+				now += 70000;	/* past a segment's deltas */
+		} else {
+			/* Phase 1 with a max_age of 0 to 1,000 jiffies. */
+			cutoff = now - rand() % 1000;
+			do {
+				budget = 1 + rand() % 5;
+			} while (!wheel_due(&w, cutoff, &due, &budget));
+			if (take_all(&w, &due, cutoff))
+				return 1;
+			for (i = 0; i < NLOGS; i++) {
+				if (log_empty(&logs[i]))
+					continue;
+				CHECK(!time_before(log_oldest(&logs[i]),
+						   cutoff));
+				CHECK(on_list(&w.slot[(log_oldest(&logs[i]) /
+						       width) %
+						      AIPU_WHEEL_SLOTS],
+					      &logs[i].slot));
+			}
+		}
+		if (step % 997 == 0) {
+			pages = 0;
+			for (i = 0; i < NLOGS; i++) {
+				CHECK(logs[i].pages ==
+				      mod[i].tail - mod[i].head);
+				pages += logs[i].pages;
+			}
+		}
+	}
+	for (i = 0; i < NLOGS; i++)
+		log_drop(&logs[i]);
+	CHECK(live_bytes == 0);
+	printf("  model: %lu pages tracked at the last count, clock %lu\n",
+	       pages, now);
+	free(mod);
+	return 0;
+}
+
+#define RUN(fn)                                                        \
+	do {                                                           \
+		cur = #fn;                                             \
+		if (fn()) {                                            \
+			failed++;                                      \
+			printf("FAIL %s\n", #fn);                      \
+		} else {                                               \
+			passed++;                                      \
+			printf("ok   %s\n", #fn);                      \
+		}                                                      \
+	} while (0)
+
+int main(void)
+{
+	RUN(test_extend_and_chunks);
+	RUN(test_segments_grow_and_close);
+	RUN(test_failures);
+	RUN(test_model);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
