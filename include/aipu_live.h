@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Which pages of a file have a live entry in its log (docs/design.md §4).
+ *
+ * Work in progress on the "log" branch, beside src/log.c: pure logic,
+ * tested in user space (tests/unit/test_live.c), not yet used by the module.
+ *
+ * The log only appends, so a page cleaned by someone else (fsync, reclaim,
+ * Linux's own writeback) and dirtied again gets a second entry while the
+ * first is still queued: the first is *stale*, and writing the page when it
+ * comes due would write it before its new time has aged.  The probe cannot
+ * find the old entry; it can tell that there is one: a bit per page, set
+ * while the page has an entry not yet processed.  A clean -> dirty
+ * transition of a page whose bit is set records the page's newest time in
+ * the *moved* map (rare: it needs someone else's write in between); when
+ * the flusher comes to an entry of a page in that map with another time,
+ * the entry is stale and skipped.
+ *
+ * Times tell entries apart, so a page cleaned by someone else and dirtied
+ * again within the jiffy of its first dirtying leaves two entries of one
+ * time: the first taken is written, and the page's bit may be cleared while
+ * the second is queued; a later dirtying then makes a second live entry and
+ * the page is written early (never late).  That needs a foreign write within
+ * one jiffy of the dirtying; the flusher itself writes nothing younger than
+ * max_age_ms (100 ms at least).
+ *
+ * Bits live in chunks of AIPU_LIVE_CHUNK_PAGES pages (an rbtree by base,
+ * with a hint for runs of nearby pages): about 0.2 B a page where the dirty
+ * pages are dense, a chunk per page at worst.  Chunks and moved entries come
+ * from the caller (aipu_live_*_alloc()): in the kernel from aipu's own
+ * reserve, so the probe allocates nothing from the slab under a raw
+ * spinlock (PREEMPT_RT).  Callers hold the device's lock.
+ */
+#ifndef AIPU_LIVE_H
+#define AIPU_LIVE_H
+
+#include <linux/rbtree.h>
+#include <linux/types.h>
+
+#define AIPU_LIVE_CHUNK_PAGES	512
+#define AIPU_LIVE_WORDS		(AIPU_LIVE_CHUNK_PAGES / BITS_PER_LONG)
+
+struct aipu_live_chunk {
+	struct rb_node node;
+	pgoff_t base;			/* a multiple of AIPU_LIVE_CHUNK_PAGES */
+	unsigned int set;		/* bits set */
+	unsigned long bits[AIPU_LIVE_WORDS];
+};
+
+struct aipu_moved {
+	struct rb_node node;
+	pgoff_t index;
+	unsigned long time;		/* the page's newest entry's time */
+};
+
+struct aipu_live {
+	struct rb_root chunks;
+	struct aipu_live_chunk *hint;	/* the chunk used last */
+	struct rb_root moved;
+	unsigned long nr_chunks, nr_moved, pages;
+};
+
+/* Provided by the kernel glue or the unit tests. */
+struct aipu_live_chunk *aipu_live_chunk_alloc(void);
+void aipu_live_chunk_free(struct aipu_live_chunk *c);
+struct aipu_moved *aipu_moved_alloc(void);
+void aipu_moved_free(struct aipu_moved *m);
+
+enum aipu_live_dirty { AIPU_LIVE_NEW, AIPU_LIVE_AGAIN };
+
+void live_init(struct aipu_live *l);
+int live_dirty(struct aipu_live *l, pgoff_t index, unsigned long time);
+bool live_test(struct aipu_live *l, pgoff_t index);
+bool live_take(struct aipu_live *l, pgoff_t index, unsigned long time);
+void live_done(struct aipu_live *l, pgoff_t index, bool still_dirty);
+void live_drop(struct aipu_live *l);
+
+#endif /* AIPU_LIVE_H */

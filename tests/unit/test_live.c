@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the live-page set (src/live.c) in user space.
+ *
+ * A model-based test drives one file: a writer dirties pages (an entry is
+ * queued at each clean -> dirty transition, as the probe would append to
+ * the log), someone else cleans pages (fsync), and the flusher takes the
+ * oldest entries, skips the stale ones, writes the rest (some stay dirty
+ * and are put back; some are dirtied again during the write), with
+ * allocation failures now and then.  After every step: every dirty page has
+ * exactly one queued entry that is not stale, and it carries the page's
+ * first-dirty time (or, after a failed allocation, an earlier one: written
+ * early, never late); the bits set are the pages with a queued entry.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aipu_live.h"
+
+static int passed, failed;
+static const char *cur;
+static long live_chunks, live_moved;
+static int fail_every;
+
+#define CHECK(cond)                                                        \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			printf("  %s: %s:%d: %s\n", cur, __FILE__, __LINE__, \
+			       #cond);                                     \
+			return 1;                                          \
+		}                                                          \
+	} while (0)
+
+struct aipu_live_chunk *aipu_live_chunk_alloc(void)
+{
+	if (fail_every && rand() % fail_every == 0)
+		return NULL;
+	live_chunks++;
+	return malloc(sizeof(struct aipu_live_chunk));
+}
+
+void aipu_live_chunk_free(struct aipu_live_chunk *c)
+{
+	live_chunks--;
+	free(c);
+}
+
+struct aipu_moved *aipu_moved_alloc(void)
+{
+	if (fail_every && rand() % fail_every == 0)
+		return NULL;
+	live_moved++;
+	return malloc(sizeof(struct aipu_moved));
+}
+
+void aipu_moved_free(struct aipu_moved *m)
+{
+	live_moved--;
+	free(m);
+}
+
+static int test_directed(void)
+{
+	struct aipu_live l;
+
+	live_init(&l);
+	CHECK(live_dirty(&l, 5, 10) == AIPU_LIVE_NEW && live_test(&l, 5));
+	CHECK(!live_test(&l, 6) && l.nr_chunks == 1);
+	/* Cleaned by someone else, dirtied again: the first entry is stale. */
+	CHECK(live_dirty(&l, 5, 20) == AIPU_LIVE_AGAIN && l.nr_moved == 1);
+	CHECK(!live_take(&l, 5, 10));
+	/* The live entry, written: the page is forgotten. */
+	CHECK(live_take(&l, 5, 20) && l.nr_moved == 0);
+	live_done(&l, 5, false);
+	CHECK(!live_test(&l, 5) && l.nr_chunks == 0);
+	/* Dirtied again while the flusher writes it: stays live. */
+	CHECK(live_dirty(&l, 700, 30) == AIPU_LIVE_NEW);
+	CHECK(live_take(&l, 700, 30));
+	CHECK(live_dirty(&l, 700, 30) == AIPU_LIVE_AGAIN);	/* same jiffy */
+	live_done(&l, 700, false);
+	CHECK(live_test(&l, 700));
+	/* Put back at its time: still live. */
+	CHECK(live_take(&l, 700, 30));
+	live_done(&l, 700, true);
+	CHECK(live_test(&l, 700) && l.nr_moved == 0);
+	CHECK(live_take(&l, 700, 30));
+	live_done(&l, 700, false);
+	CHECK(!live_test(&l, 700) && l.pages == 0);
+	/* Chunks: one per 512 pages, freed when empty. */
+	CHECK(live_dirty(&l, 0, 1) == AIPU_LIVE_NEW);
+	CHECK(live_dirty(&l, 511, 1) == AIPU_LIVE_NEW && l.nr_chunks == 1);
+	CHECK(live_dirty(&l, 512, 1) == AIPU_LIVE_NEW && l.nr_chunks == 2);
+	live_drop(&l);
+	CHECK(l.nr_chunks == 0 && live_chunks == 0 && live_moved == 0);
+	return 0;
+}
+
+#define PAGES 3000
+#define MAXQ 400000
+
+struct entry {
+	unsigned int page;
+	unsigned long time;
+};
+
+static struct entry q[MAXQ];		/* the log, oldest first */
+static unsigned int qh, qt;
+static long first[PAGES];		/* first-dirty time, -1 if clean */
+static bool whole[PAGES];		/* bounded by the whole-file run */
+
+/* live_take()'s answer, without taking. */
+static bool stale(struct aipu_live *l, unsigned int p, unsigned long time)
+{
+	struct rb_node *n = l->moved.rb_node;
+
+	while (n) {
+		struct aipu_moved *m = rb_entry(n, struct aipu_moved, node);
+
+		if (p == m->index)
+			return m->time != time;
+		n = p < m->index ? n->rb_left : n->rb_right;
+	}
+	return false;
+}
+
+/* Every dirty page has one non-stale queued entry, no later than its time. */
+static int check(struct aipu_live *l)
+{
+	static unsigned int nlive[PAGES], nq[PAGES];
+	unsigned int i, bits = 0;
+
+	memset(nlive, 0, sizeof(nlive));
+	memset(nq, 0, sizeof(nq));
+	for (i = qh; i < qt; i++) {
+		nq[q[i].page]++;
+		if (!stale(l, q[i].page, q[i].time) &&
+		    first[q[i].page] >= 0 &&
+		    (long)q[i].time <= first[q[i].page])
+			nlive[q[i].page]++;
+	}
+	for (i = 0; i < PAGES; i++) {
+		if (first[i] >= 0 && !(nlive[i] >= 1 || whole[i]))
+			printf("  page %u first %ld bit %d queued %u\n", i,
+			       first[i], live_test(l, i), nq[i]);
+		if (first[i] >= 0)
+			CHECK(nlive[i] >= 1 || whole[i]);
+		CHECK(live_test(l, i) == (nq[i] > 0));
+		bits += live_test(l, i);
+	}
+	CHECK(bits == l->pages);
+	return 0;
+}
+
+static void dirty(struct aipu_live *l, unsigned int p, unsigned long now)
+{
+	if (first[p] >= 0)
+		return;		/* already dirty: no transition */
+	first[p] = now;
+	if (live_dirty(l, p, now) == -ENOMEM) {
+		whole[p] = true;	/* the file's whole-file run, early */
+		return;
+	}
+	q[qt].page = p;
+	q[qt++].time = now;
+}
+
+static int test_model(void)
+{
+	unsigned long now = 1000, step;
+	struct aipu_live l;
+	unsigned int i;
+
+	srand(11);
+	live_init(&l);
+	for (i = 0; i < PAGES; i++)
+		first[i] = -1;
+	fail_every = 50;
+	for (step = 0; step < 200000 && qt < MAXQ - 10; step++) {
+		unsigned int r = rand() % 100, p = rand() % PAGES;
+
+		if (r < 50) {
+			dirty(&l, p, now);
+		} else if (r < 60) {
+			/* fsync: cleaned by someone, in a later jiffy. */
+			if (first[p] >= 0 && first[p] < (long)now) {
+				first[p] = -1;
+				now++;
+			}
+		} else if (r < 70) {
+			now += 1 + rand() % 3;
+		} else if (qh < qt && q[qh].time + 2 <= now) {
+			/* The flusher takes the oldest entry, once aged. */
+			struct entry e = q[qh++];
+			bool still;
+
+			if (!live_take(&l, e.page, e.time))
+				continue;
+			still = first[e.page] >= 0 && rand() % 10 == 0;
+			if (!still)
+				first[e.page] = -1;	/* written */
+			if (rand() % 10 == 0)
+				dirty(&l, e.page, now);	/* during the write */
+			if (still)
+				q[qt++] = e;	/* put back at its time */
+			live_done(&l, e.page, still);
+		}
+		if (step % 101 == 0 && check(&l))
+			return 1;
+	}
+	fail_every = 0;
+	if (check(&l))
+		return 1;
+	live_drop(&l);
+	CHECK(live_chunks == 0 && live_moved == 0);
+	return 0;
+}
+
+#define RUN(fn)                                                        \
+	do {                                                           \
+		cur = #fn;                                             \
+		if (fn()) {                                            \
+			failed++;                                      \
+			printf("FAIL %s\n", #fn);                      \
+		} else {                                               \
+			passed++;                                      \
+			printf("ok   %s\n", #fn);                      \
+		}                                                      \
+	} while (0)
+
+int main(void)
+{
+	RUN(test_directed);
+	RUN(test_model);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
