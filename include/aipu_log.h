@@ -17,7 +17,7 @@
  * consumed from its head: what is older than a cutoff is due, a prefix.
  *
  * The *wheel* orders logs, not entries: each non-empty log sits in the slot
- * of its oldest entry's time, slots AIPU_WHEEL_SLOTS of @width jiffies each
+ * of its oldest entry's time, @nslots slots of @width jiffies each
  * (FreeBSD's syncer, sys/kern/vfs_subr.c).  A log that was empty joins the
  * current slot; phase 1 visits the slots up to the cutoff and hands over the
  * logs with due entries, which rejoin the wheel at their next entry's slot.
@@ -71,10 +71,15 @@ struct aipu_extent {
 	unsigned long time;
 };
 
-#define AIPU_WHEEL_SLOTS	64
-
+/*
+ * The caller sizes the wheel: slots of a fraction of the period (the one
+ * slot the cutoff cuts is visited twice, so narrower slots mean fewer
+ * files looked at for nothing), enough of them to span max_age and a few
+ * periods (a file whose slot has wrapped round is looked at, not written).
+ */
 struct aipu_wheel {
-	struct list_head slot[AIPU_WHEEL_SLOTS];
+	struct list_head *slot;
+	unsigned int nslots;
 	struct list_head seen;		/* looked at in the slot being visited */
 	unsigned long width;		/* jiffies a slot */
 	unsigned long clock;		/* slots before this time are visited */
@@ -94,8 +99,8 @@ unsigned int log_take(struct aipu_log *l, unsigned long cutoff,
 		      struct aipu_extent *out, unsigned int max);
 void log_drop(struct aipu_log *l);
 
-void wheel_init(struct aipu_wheel *w, unsigned long width,
-		unsigned long now);
+void wheel_init(struct aipu_wheel *w, struct list_head *slots,
+		unsigned int nslots, unsigned long width, unsigned long now);
 void wheel_add(struct aipu_wheel *w, struct aipu_log *l);
 void wheel_del(struct aipu_wheel *w, struct aipu_log *l);
 bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,

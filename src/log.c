@@ -205,14 +205,17 @@ void log_drop(struct aipu_log *l)
 
 static struct list_head *slot_of(struct aipu_wheel *w, unsigned long time)
 {
-	return &w->slot[(time / w->width) % AIPU_WHEEL_SLOTS];
+	return &w->slot[(time / w->width) % w->nslots];
 }
 
-void wheel_init(struct aipu_wheel *w, unsigned long width, unsigned long now)
+void wheel_init(struct aipu_wheel *w, struct list_head *slots,
+		unsigned int nslots, unsigned long width, unsigned long now)
 {
 	unsigned int i;
 
-	for (i = 0; i < AIPU_WHEEL_SLOTS; i++)
+	w->slot = slots;
+	w->nslots = nslots ? nslots : 1;
+	for (i = 0; i < w->nslots; i++)
 		INIT_LIST_HEAD(&w->slot[i]);
 	INIT_LIST_HEAD(&w->seen);
 	w->width = width ? width : 1;
@@ -277,13 +280,16 @@ bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,
 	if (time_before(cutoff, w->clock))
 		w->clock = cutoff - cutoff % w->width;
 	steps = (cutoff - w->clock) / w->width;
-	if (steps >= AIPU_WHEEL_SLOTS) {
+	if (steps >= w->nslots) {
 		/* A whole turn or more: every slot once, then where cutoff is. */
 		w->clock = cutoff - cutoff % w->width -
-			   (AIPU_WHEEL_SLOTS - 1) * w->width;
-		steps = AIPU_WHEEL_SLOTS - 1;
+			   (w->nslots - 1) * (unsigned long)w->width;
+		steps = w->nslots - 1;
 	}
 	for (;;) {
+		/* @cutoff's own slot holds nothing due if it starts there. */
+		if (!steps && w->clock == cutoff)
+			return true;
 		if (!visit(w, slot_of(w, w->clock), cutoff, due, budget))
 			return false;
 		if (!steps--)

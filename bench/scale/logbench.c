@@ -98,13 +98,14 @@ static void run(enum pattern p, unsigned long pages)
 								 sizeof(*hold));
 	struct aipu_extent *x = malloc(HOLD_EXTENTS * sizeof(*x));
 	unsigned long long t, holds = 0;
+	static struct list_head slots[64];
 	struct aipu_wheel w;
 	LIST_HEAD(due_logs);
 
 	file_pages = p == SMALL_FILES ? 4 : pages * 2;
 	for (i = 0; i < nfiles; i++)
 		log_init(&f[i].log);
-	wheel_init(&w, 25, now);	/* 25 jiffies: a 100-ms period at HZ=250 */
+	wheel_init(&w, slots, 64, 25, now);	/* a 100-ms period at HZ=250 */
 	while (n < pages) {
 		t = now_ns();
 		for (i = 0; i < BATCH && n < pages; i++, n++) {
@@ -171,6 +172,73 @@ static void run(enum pattern p, unsigned long pages)
 	free(x);
 }
 
+/*
+ * Steady state: @nfiles files, 100 random pages dirtied a jiffy, phase 1
+ * every PERIOD jiffies with a cutoff MAX_AGE jiffies back, as the flusher
+ * runs it.  What the scan costs against what it writes: files looked at
+ * (wheel visits, the budget spent) per extent taken.
+ */
+#define PERIOD 25		/* 100 ms at HZ=250 */
+#define MAX_AGE 250		/* 1 s */
+
+static void steady(unsigned long nfiles, unsigned long pages,
+		   unsigned long width, unsigned long skew)
+{
+	struct file *f = calloc(nfiles, sizeof(*f));
+	struct aipu_extent *x = malloc(HOLD_EXTENTS * sizeof(*x));
+	unsigned long i, now = -30000UL, visited = 0, taken = 0, scanned_ns = 0;
+	unsigned int nslots = (MAX_AGE + 2 * PERIOD) / width + 1;
+	struct list_head *slots = calloc(nslots, sizeof(*slots));
+	unsigned long long t;
+	struct aipu_wheel w;
+	LIST_HEAD(due);
+
+	for (i = 0; i < nfiles; i++)
+		log_init(&f[i].log);
+	wheel_init(&w, slots, nslots, width, now);
+	for (i = 0; i < pages; i++) {
+		struct file *fi = &f[xorshift() % nfiles];
+		bool was_empty = log_empty(&fi->log);
+
+		if (log_append(&fi->log, xorshift() % 100000, 1, now))
+			abort();
+		if (was_empty)
+			wheel_add(&w, &fi->log);
+		if (i % 100 != 99)
+			continue;
+		if ((++now + skew) % PERIOD)
+			continue;
+		t = now_ns();
+		for (;;) {
+			unsigned int budget = HOLD, got;
+			bool done = wheel_due(&w, now - MAX_AGE, &due, &budget);
+			struct aipu_log *l, *tmp;
+
+			visited += HOLD - budget;
+			list_for_each_entry_safe(l, tmp, &due, slot) {
+				list_del_init(&l->slot);
+				while ((got = log_take(l, now - MAX_AGE, x,
+						       HOLD_EXTENTS)))
+					taken += got;
+				if (!log_empty(l))
+					wheel_add(&w, l);
+			}
+			if (done)
+				break;
+		}
+		scanned_ns += now_ns() - t;
+	}
+	printf("%5lu %5lu %9lu %9lu %10lu %10lu %9.3f %9.1f\n", width, skew,
+	       nfiles, pages, taken,
+	       visited, taken ? (double)visited / taken : 0.0,
+	       taken ? (double)scanned_ns / taken : 0.0);
+	for (i = 0; i < nfiles; i++)
+		log_drop(&f[i].log);
+	free(f);
+	free(x);
+	free(slots);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long max = 10000000, pages;
@@ -192,5 +260,14 @@ int main(int argc, char **argv)
 	for (p = RANDOM_DENSE; p <= SMALL_FILES; p++)
 		for (pages = 1000; pages <= max; pages *= 10)
 			run(p, pages);
+	printf("\nsteady state: 100 random pages a jiffy over N files, phase 1 every %d jiffies, max_age %d jiffies\n",
+	       PERIOD, MAX_AGE);
+	printf("%5s %5s %9s %9s %10s %10s %9s %9s\n", "width", "skew", "files",
+	       "pages", "extents", "visited", "visit/ext", "ns/ext");
+	for (pages = 1; pages <= 1000000; pages *= 10) {
+		steady(pages, max < 2000000 ? max : 2000000, PERIOD, 0);
+		steady(pages, max < 2000000 ? max : 2000000, PERIOD, 12);
+		steady(pages, max < 2000000 ? max : 2000000, PERIOD / 8, 12);
+	}
 	return 0;
 }

@@ -187,6 +187,7 @@ static int take_all(struct aipu_wheel *w, struct list_head *due,
 static int test_model(void)
 {
 	unsigned long now = T0 - 70000, width = 25, cutoff, pages = 0;
+	static struct list_head slots[64];
 	struct aipu_wheel w;
 	unsigned int step, i, budget;
 	LIST_HEAD(due);
@@ -196,7 +197,7 @@ static int test_model(void)
 	srand(7);
 	for (i = 0; i < NLOGS; i++)
 		log_init(&logs[i]);
-	wheel_init(&w, width, now);
+	wheel_init(&w, slots, 64, width, now);
 	for (step = 0; step < 40000; step++) {
 		unsigned int r = rand() % 100, li = rand() % NLOGS;
 		struct aipu_log *l = &logs[li];
@@ -235,8 +236,7 @@ static int test_model(void)
 				CHECK(!time_before(log_oldest(&logs[i]),
 						   cutoff));
 				CHECK(on_list(&w.slot[(log_oldest(&logs[i]) /
-						       width) %
-						      AIPU_WHEEL_SLOTS],
+						       width) % w.nslots],
 					      &logs[i].slot));
 			}
 		}
