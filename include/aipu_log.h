@@ -95,6 +95,7 @@ bool log_empty(const struct aipu_log *l);
 unsigned long log_oldest(const struct aipu_log *l);
 int log_append(struct aipu_log *l, pgoff_t index, unsigned long nr,
 	       unsigned long time);
+bool log_peek(const struct aipu_log *l, struct aipu_extent *x);
 unsigned int log_take(struct aipu_log *l, unsigned long cutoff,
 		      struct aipu_extent *out, unsigned int max);
 void log_drop(struct aipu_log *l);

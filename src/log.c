@@ -170,6 +170,20 @@ static void head_free(struct aipu_log *l)
 	aipu_seg_free(s, bytes);
 }
 
+/* The oldest entry not taken, without taking it; false if the log is empty. */
+bool log_peek(const struct aipu_log *l, struct aipu_extent *x)
+{
+	u64 e;
+
+	if (!l->head)
+		return false;
+	e = l->head->e[l->pos];
+	x->index = e_index(e);
+	x->nr = e_nr(e);
+	x->time = l->head->base + e_dt(e);
+	return true;
+}
+
 /*
  * Take up to @max of the oldest entries dirtied before @cutoff into @out, in
  * the order they were appended (time order).  Returns how many.

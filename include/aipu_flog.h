@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One file's dirty pages as the flusher sees them (docs/design.md, section 4):
+ * the log of first dirtyings (src/log.c), the pages with a queued entry
+ * (src/live.c), and the retries, pages the flusher found still dirty after
+ * writing them, queued again at their old time.
+ *
+ * Work in progress on the "log" branch: pure logic, tested in user space
+ * (tests/unit/test_flog.c), not yet used by the module.  It is the per-file
+ * half of track.c's replacement; the device's half (the wheel of files,
+ * phase 1's budget, the whole-file, metadata and lazytime entries) is not
+ * written yet.
+ *
+ * The promise kept, whatever fails: every dirty page has a queued entry that
+ * is not stale and carries its first-dirty time or an earlier one (written
+ * early, never late), or else the caller bounds the file as a whole, which it
+ * is told to do.
+ *
+ * Retries are a sorted list of extents, not a second log: their times are
+ * older than the log's, but a retry may be older than a retry queued before
+ * it (a pass stopped by its budget), which an append-only log cannot hold.
+ * They are rare (a page still dirty after its write: redirtied during it, or
+ * declined by the file system), so a node each is affordable.  Callers hold
+ * the device's lock.
+ */
+#ifndef AIPU_FLOG_H
+#define AIPU_FLOG_H
+
+#include <linux/list.h>
+#include <linux/types.h>
+
+#include "aipu_live.h"
+#include "aipu_log.h"
+
+struct aipu_retry {
+	struct list_head link;
+	struct aipu_extent x;
+};
+
+struct aipu_flog {
+	struct aipu_log log;		/* first dirtyings, oldest first */
+	struct aipu_live live;		/* pages with a queued entry */
+	struct list_head retry;		/* struct aipu_retry, oldest first */
+	unsigned long retry_pages;
+	unsigned long imprecise;	/* live set short of memory: early */
+};
+
+/*
+ * flog_take() needs room for the pieces of one entry whose every other page
+ * is stale.
+ */
+#define AIPU_FLOG_TAKE_MIN	(AIPU_LOG_LEN_MAX / 2 + 1)
+
+/* Provided by the kernel glue or the unit tests. */
+struct aipu_retry *aipu_retry_alloc(void);
+void aipu_retry_free(struct aipu_retry *r);
+
+void flog_init(struct aipu_flog *f);
+bool flog_empty(const struct aipu_flog *f);
+unsigned long flog_oldest(const struct aipu_flog *f);
+unsigned long flog_dirty(struct aipu_flog *f, pgoff_t index,
+			 unsigned long nr, unsigned long time);
+unsigned int flog_take(struct aipu_flog *f, unsigned long cutoff,
+		       struct aipu_extent *out, unsigned int max);
+unsigned int flog_merge(struct aipu_extent *x, unsigned int n);
+int flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
+	      unsigned long time, bool still_dirty);
+void flog_drop(struct aipu_flog *f);
+
+#endif /* AIPU_FLOG_H */

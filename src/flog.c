@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aipu: one file's queued first dirtyings, its live pages and its retries.
+ * See include/aipu_flog.h; callers hold the device's lock.
+ */
+#include <linux/errno.h>
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/sort.h>
+
+#include "aipu_flog.h"
+
+void flog_init(struct aipu_flog *f)
+{
+	log_init(&f->log);
+	live_init(&f->live);
+	INIT_LIST_HEAD(&f->retry);
+	f->retry_pages = 0;
+	f->imprecise = 0;
+}
+
+bool flog_empty(const struct aipu_flog *f)
+{
+	return log_empty(&f->log) && list_empty(&f->retry);
+}
+
+static struct aipu_retry *retry_first(const struct aipu_flog *f)
+{
+	return list_first_entry_or_null(&f->retry, struct aipu_retry, link);
+}
+
+/* First-dirty time of the oldest queued page; @f must not be empty. */
+unsigned long flog_oldest(const struct aipu_flog *f)
+{
+	struct aipu_retry *r = retry_first(f);
+	unsigned long t;
+
+	if (!r)
+		return log_oldest(&f->log);
+	if (log_empty(&f->log))
+		return r->x.time;
+	t = log_oldest(&f->log);
+	return time_before(r->x.time, t) ? r->x.time : t;
+}
+
+/*
+ * Pages [index, index + nr) went clean -> dirty at @time, no earlier than
+ * any time given before.  Returns how many of them are queued, from @index
+ * on: the others are the caller's to bound some other way (the file's
+ * whole-file entry at @time).  A page whose live bit could not be recorded
+ * is still queued; an older entry of it then stays live too, and the page
+ * may be written before its new time has aged (early, never late; counted
+ * in @f->imprecise).
+ */
+unsigned long flog_dirty(struct aipu_flog *f, pgoff_t index,
+			 unsigned long nr, unsigned long time)
+{
+	unsigned long before = f->log.pages, done, i;
+
+	done = log_append(&f->log, index, nr, time) ? f->log.pages - before :
+						      nr;
+	for (i = 0; i < done; i++)
+		if (live_dirty(&f->live, index + i, time) < 0)
+			f->imprecise++;
+	return done;
+}
+
+/*
+ * The oldest queued extent (a retry first on a tie), if it was dirtied
+ * before @cutoff.
+ */
+static bool next_due(const struct aipu_flog *f, unsigned long cutoff,
+		     struct aipu_extent *x, bool *retry)
+{
+	struct aipu_retry *r = retry_first(f);
+	struct aipu_extent l;
+	bool has_l = log_peek(&f->log, &l);
+
+	if (r && (!has_l || !time_after(r->x.time, l.time))) {
+		*x = r->x;
+		*retry = true;
+	} else if (has_l) {
+		*x = l;
+		*retry = false;
+	} else {
+		return false;
+	}
+	return time_before(x->time, cutoff);
+}
+
+static void consume(struct aipu_flog *f, const struct aipu_extent *x,
+		    bool retry)
+{
+	struct aipu_retry *r = retry_first(f);
+	struct aipu_extent taken;
+
+	if (!retry) {
+		log_take(&f->log, x->time + 1, &taken, 1);
+		return;
+	}
+	list_del(&r->link);
+	f->retry_pages -= r->x.nr;
+	aipu_retry_free(r);
+}
+
+/*
+ * The pages of @x whose entry it is (live_take()), as extents in @out:
+ * stale pages, dirtied again after someone else cleaned them, wait for
+ * their newer entry.
+ */
+static unsigned int live_pieces(struct aipu_flog *f,
+				const struct aipu_extent *x,
+				struct aipu_extent *out)
+{
+	pgoff_t p, end = x->index + x->nr;
+	unsigned int n = 0;
+
+	for (p = x->index; p < end; p++) {
+		if (!live_take(&f->live, p, x->time))
+			continue;
+		if (n && out[n - 1].index + out[n - 1].nr == p) {
+			out[n - 1].nr++;
+			continue;
+		}
+		out[n].index = p;
+		out[n].nr = 1;
+		out[n].time = x->time;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Take the queued pages dirtied before @cutoff, oldest first, into @out (at
+ * least AIPU_FLOG_TAKE_MIN long; up to @max extents).  Returns how many
+ * extents; fewer than asked may mean @out is full, so call again.  Every
+ * page taken must be handed back with flog_done().
+ */
+unsigned int flog_take(struct aipu_flog *f, unsigned long cutoff,
+		       struct aipu_extent *out, unsigned int max)
+{
+	struct aipu_extent x;
+	unsigned int n = 0;
+	bool retry;
+
+	while (next_due(f, cutoff, &x, &retry) && max - n >= (x.nr + 1) / 2) {
+		consume(f, &x, retry);
+		n += live_pieces(f, &x, out + n);
+	}
+	return n;
+}
+
+static int by_index(const void *a, const void *b)
+{
+	const struct aipu_extent *x = a, *y = b;
+
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Sort @n taken extents by page and fold neighbours and overlaps together,
+ * each at the oldest time it folds in (the flusher writes them as one).
+ * Outside the lock: the extents are the caller's.  Returns how many are left.
+ */
+unsigned int flog_merge(struct aipu_extent *x, unsigned int n)
+{
+	unsigned int i, m = 0;
+	pgoff_t end;
+
+	if (!n)
+		return 0;
+	sort(x, n, sizeof(*x), by_index, NULL);
+	for (i = 1; i < n; i++) {
+		end = x[m].index + x[m].nr;
+		if (x[i].index > end) {
+			x[++m] = x[i];
+			continue;
+		}
+		if (x[i].index + x[i].nr > end)
+			x[m].nr = x[i].index + x[i].nr - x[m].index;
+		if (time_before(x[i].time, x[m].time))
+			x[m].time = x[i].time;
+	}
+	return m + 1;
+}
+
+/* Queue [index, index + nr) again at @time, in time order among retries. */
+static int retry_add(struct aipu_flog *f, pgoff_t index, unsigned long nr,
+		     unsigned long time)
+{
+	struct list_head *pos;
+	struct aipu_retry *r;
+	unsigned int n;
+
+	while (nr) {
+		r = aipu_retry_alloc();
+		if (!r)
+			return -ENOMEM;
+		n = min_t(unsigned long, nr, AIPU_LOG_LEN_MAX);
+		r->x.index = index;
+		r->x.nr = n;
+		r->x.time = time;
+		pos = f->retry.prev;
+		while (pos != &f->retry &&
+		       time_before(time,
+				   list_entry(pos, struct aipu_retry, link)->x.time))
+			pos = pos->prev;
+		list_add(&r->link, pos);
+		f->retry_pages += n;
+		index += n;
+		nr -= n;
+	}
+	return 0;
+}
+
+/*
+ * Done with taken pages [index, index + nr), first dirtied at @time or
+ * later: written or found clean, or (@still_dirty) to be queued again at
+ * @time.  -ENOMEM if they could not be: the caller bounds the file as a
+ * whole.
+ */
+int flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
+	      unsigned long time, bool still_dirty)
+{
+	unsigned long i;
+
+	for (i = 0; i < nr; i++)
+		live_done(&f->live, index + i, still_dirty);
+	return still_dirty ? retry_add(f, index, nr, time) : 0;
+}
+
+/* Forget everything (eviction, or the file bounded as a whole). */
+void flog_drop(struct aipu_flog *f)
+{
+	struct aipu_retry *r, *tmp;
+
+	log_drop(&f->log);
+	live_drop(&f->live);
+	list_for_each_entry_safe(r, tmp, &f->retry, link)
+		aipu_retry_free(r);
+	INIT_LIST_HEAD(&f->retry);
+	f->retry_pages = 0;
+}

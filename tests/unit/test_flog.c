@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of one file's queue (src/flog.c: the log, the live pages and
+ * the retries together) in user space.
+ *
+ * Directed tests pin down stale entries, retries at their old time, the
+ * merge and the room flog_take() needs.  A model-based test drives one file
+ * over a clock that crosses the jiffies wrap: a writer dirties ranges of
+ * pages, someone else cleans pages (fsync), and the flusher takes what is
+ * due in random amounts, merges it, writes it (some pages stay dirty, some
+ * are dirtied again during the write) and hands it back, with allocations
+ * failing now and then.  After every step every dirty page has a queued
+ * entry that is not stale and carries its first-dirty time or an earlier
+ * one, or was handed to the caller to bound as a whole; every take returns
+ * only due pages, in time order, with nothing due left behind.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/jiffies.h>
+
+#include "aipu_flog.h"
+
+static int passed, failed;
+static const char *cur;
+static long live_bytes, live_chunks, live_moved, live_retries;
+static int fail_every;
+
+#define CHECK(cond)                                                        \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			printf("  %s: %s:%d: %s\n", cur, __FILE__, __LINE__, \
+			       #cond);                                     \
+			return 1;                                          \
+		}                                                          \
+	} while (0)
+
+static bool fail(void)
+{
+	return fail_every && rand() % fail_every == 0;
+}
+
+struct aipu_seg *aipu_seg_alloc(unsigned int bytes)
+{
+	if (fail())
+		return NULL;
+	live_bytes += bytes;
+	return calloc(1, bytes);
+}
+
+void aipu_seg_free(struct aipu_seg *s, unsigned int bytes)
+{
+	live_bytes -= bytes;
+	free(s);
+}
+
+struct aipu_live_chunk *aipu_live_chunk_alloc(void)
+{
+	if (fail())
+		return NULL;
+	live_chunks++;
+	return malloc(sizeof(struct aipu_live_chunk));
+}
+
+void aipu_live_chunk_free(struct aipu_live_chunk *c)
+{
+	live_chunks--;
+	free(c);
+}
+
+struct aipu_moved *aipu_moved_alloc(void)
+{
+	if (fail())
+		return NULL;
+	live_moved++;
+	return malloc(sizeof(struct aipu_moved));
+}
+
+void aipu_moved_free(struct aipu_moved *m)
+{
+	live_moved--;
+	free(m);
+}
+
+struct aipu_retry *aipu_retry_alloc(void)
+{
+	if (fail())
+		return NULL;
+	live_retries++;
+	return malloc(sizeof(struct aipu_retry));
+}
+
+void aipu_retry_free(struct aipu_retry *r)
+{
+	live_retries--;
+	free(r);
+}
+
+static bool no_memory_held(void)
+{
+	return !live_bytes && !live_chunks && !live_moved && !live_retries;
+}
+
+#define T0 ((unsigned long)-3000)	/* 3000 jiffies before the wrap */
+
+/* Take everything due at @cutoff into @x (room for 1,024), merged. */
+static unsigned int take_all(struct aipu_flog *f, unsigned long cutoff,
+			     struct aipu_extent *x)
+{
+	unsigned int n = 0, k;
+
+	while ((k = flog_take(f, cutoff, x + n, 1024 - n)))
+		n += k;
+	return flog_merge(x, n);
+}
+
+static int test_take_and_retry(void)
+{
+	struct aipu_extent x[1024];
+	struct aipu_flog f;
+
+	flog_init(&f);
+	CHECK(flog_empty(&f));
+	CHECK(flog_dirty(&f, 10, 5, T0) == 5);
+	CHECK(flog_dirty(&f, 100, 1, T0 + 1) == 1);
+	CHECK(flog_oldest(&f) == T0);
+	CHECK(take_all(&f, T0, x) == 0);
+	CHECK(take_all(&f, T0 + 1, x) == 1);
+	CHECK(x[0].index == 10 && x[0].nr == 5 && x[0].time == T0);
+	/* Pages 12-13 declined: queued again at their old time. */
+	CHECK(!flog_done(&f, 10, 2, T0, false));
+	CHECK(!flog_done(&f, 12, 2, T0, true));
+	CHECK(!flog_done(&f, 14, 1, T0, false));
+	CHECK(flog_oldest(&f) == T0 && f.retry_pages == 2);
+	CHECK(take_all(&f, T0 + 5000, x) == 2);
+	CHECK(x[0].index == 12 && x[0].nr == 2 && x[0].time == T0);
+	CHECK(x[1].index == 100 && x[1].time == T0 + 1);
+	CHECK(!flog_done(&f, 12, 2, T0, false));
+	CHECK(!flog_done(&f, 100, 1, T0 + 1, false));
+	CHECK(flog_empty(&f) && f.live.pages == 0);
+	flog_drop(&f);
+	CHECK(no_memory_held());
+	return 0;
+}
+
+/* Cleaned by someone else and dirtied again: the old entry is skipped. */
+static int test_stale(void)
+{
+	struct aipu_extent x[1024];
+	struct aipu_flog f;
+
+	flog_init(&f);
+	CHECK(flog_dirty(&f, 0, 4, T0) == 4);
+	/* fsync cleaned page 2; it is dirtied again later. */
+	CHECK(flog_dirty(&f, 2, 1, T0 + 50) == 1);
+	CHECK(take_all(&f, T0 + 10, x) == 2);
+	CHECK(x[0].index == 0 && x[0].nr == 2 && x[1].index == 3);
+	CHECK(!flog_done(&f, 0, 2, T0, false));
+	CHECK(!flog_done(&f, 3, 1, T0, false));
+	CHECK(take_all(&f, T0 + 51, x) == 1);
+	CHECK(x[0].index == 2 && x[0].nr == 1 && x[0].time == T0 + 50);
+	CHECK(!flog_done(&f, 2, 1, T0 + 50, false));
+	CHECK(flog_empty(&f) && f.live.pages == 0 && !f.live.nr_moved);
+	flog_drop(&f);
+	CHECK(no_memory_held());
+	return 0;
+}
+
+/* An entry whose every other page is stale fits AIPU_FLOG_TAKE_MIN. */
+static int test_take_room(void)
+{
+	struct aipu_extent x[AIPU_FLOG_TAKE_MIN];
+	const unsigned int len = AIPU_LOG_LEN_MAX;
+	struct aipu_flog f;
+	unsigned int i, n;
+
+	flog_init(&f);
+	CHECK(flog_dirty(&f, 0, len, T0) == len);
+	CHECK(flog_dirty(&f, 1000, len, T0 + 1) == len);
+	for (i = 1; i < len; i += 2) {
+		CHECK(flog_dirty(&f, i, 1, T0 + 9) == 1);
+		CHECK(flog_dirty(&f, 1000 + i, 1, T0 + 9) == 1);
+	}
+	n = flog_take(&f, T0 + 1, x, AIPU_FLOG_TAKE_MIN);
+	CHECK(n == len / 2);
+	for (i = 0; i < n; i++)
+		CHECK(x[i].index == 2 * i && x[i].nr == 1);
+	/* No room for the pieces of the next entry: not taken, not lost. */
+	CHECK(flog_take(&f, T0 + 2, x, len / 2 - 1) == 0);
+	CHECK(flog_oldest(&f) == T0 + 1);
+	CHECK(flog_take(&f, T0 + 2, x, len / 2) == len / 2);
+	CHECK(x[0].index == 1000 && x[0].time == T0 + 1);
+	flog_drop(&f);
+	CHECK(no_memory_held());
+	return 0;
+}
+
+static int test_merge(void)
+{
+	struct aipu_extent x[] = {
+		{ 20, 5, 7 }, { 0, 10, 9 }, { 10, 3, 4 }, { 22, 10, 8 },
+		{ 40, 1, 1 },
+	};
+
+	CHECK(flog_merge(x, 5) == 3);
+	CHECK(x[0].index == 0 && x[0].nr == 13 && x[0].time == 4);
+	CHECK(x[1].index == 20 && x[1].nr == 12 && x[1].time == 7);
+	CHECK(x[2].index == 40 && x[2].nr == 1 && x[2].time == 1);
+	CHECK(flog_merge(x, 0) == 0);
+	return 0;
+}
+
+#define PAGES 2000
+
+static long first[PAGES];		/* first-dirty time - T0, -1 if clean */
+static bool whole[PAGES];		/* bounded by the whole-file entry */
+static bool early_ok[PAGES];		/* an older entry may stay live */
+static bool retried[PAGES];		/* declined when due: requeued early */
+
+static bool moved_stale(struct aipu_live *l, pgoff_t p, unsigned long time)
+{
+	struct rb_node *n = l->moved.rb_node;
+
+	while (n) {
+		struct aipu_moved *m = rb_entry(n, struct aipu_moved, node);
+
+		if (p == m->index)
+			return m->time != time;
+		n = p < m->index ? n->rb_left : n->rb_right;
+	}
+	return false;
+}
+
+static unsigned int good[PAGES];
+
+static void count_good(struct aipu_flog *f, const struct aipu_extent *x)
+{
+	pgoff_t p;
+
+	for (p = x->index; p < x->index + x->nr; p++)
+		if (first[p] >= 0 && !moved_stale(&f->live, p, x->time) &&
+		    !time_after(x->time, T0 + first[p]))
+			good[p]++;
+}
+
+/* Every dirty page: a queued live entry no later than its time, or whole. */
+static int check(struct aipu_flog *f)
+{
+	struct aipu_extent x;
+	struct aipu_retry *r;
+	struct aipu_seg *s;
+	unsigned int i;
+	u64 e;
+
+	memset(good, 0, sizeof(good));
+	for (s = f->log.head; s; s = s->next) {
+		for (i = s == f->log.head ? f->log.pos : 0; i < s->n; i++) {
+			e = s->e[i];
+			x.index = e >> (AIPU_LOG_DT_BITS + AIPU_LOG_LEN_BITS);
+			x.nr = ((e >> AIPU_LOG_DT_BITS) &
+				(AIPU_LOG_LEN_MAX - 1)) + 1;
+			x.time = s->base + (e & AIPU_LOG_DT_MAX);
+			count_good(f, &x);
+		}
+	}
+	list_for_each_entry(r, &f->retry, link)
+		count_good(f, &r->x);
+	for (i = 0; i < PAGES; i++)
+		CHECK(first[i] < 0 || whole[i] || good[i]);
+	return 0;
+}
+
+static void dirty(struct aipu_flog *f, pgoff_t p, unsigned int k,
+		  unsigned long now)
+{
+	pgoff_t end = p + k > PAGES ? PAGES : p + k, s, q;
+	unsigned long done, imprecise;
+
+	for (s = p; s < end; s = q) {
+		for (; s < end && first[s] >= 0; s++)
+			;
+		for (q = s; q < end && first[q] < 0; q++)
+			first[q] = now - T0;
+		if (q == s)
+			break;
+		imprecise = f->imprecise;
+		done = flog_dirty(f, s, q - s, now);
+		while (s + done < q)
+			whole[s + done++] = true;
+		while (imprecise != f->imprecise && s < q)
+			early_ok[s++] = true;
+	}
+}
+
+/* The flusher's pass: take what is due, write it, hand it back. */
+static int flush(struct aipu_flog *f, unsigned long cutoff, unsigned long now)
+{
+	static struct aipu_extent x[4 * AIPU_FLOG_TAKE_MIN];
+	unsigned int n, i, max;
+	pgoff_t p;
+
+	max = AIPU_FLOG_TAKE_MIN + rand() % (3 * AIPU_FLOG_TAKE_MIN);
+	n = flog_take(f, cutoff, x, max);
+	for (i = 0; i < n; i++) {
+		CHECK(time_before(x[i].time, cutoff));
+		CHECK(!i || !time_after(x[i - 1].time, x[i].time));
+		/*
+	 * Dirty pages are due: a stale entry is not written.  A page declined
+	 * when due is queued again at its merged extent's time, which may be a
+	 * neighbour's, earlier than its own (as track_requeue() does today).
+	 */
+		for (p = x[i].index; p < x[i].index + x[i].nr; p++)
+			CHECK(first[p] < 0 || whole[p] || early_ok[p] ||
+			      retried[p] || time_before(T0 + first[p], cutoff));
+	}
+	/* Nothing due left behind unless @x filled up. */
+	if (max - n >= AIPU_FLOG_TAKE_MIN)
+		CHECK(flog_empty(f) || !time_before(flog_oldest(f), cutoff));
+	n = flog_merge(x, n);
+	for (i = 0; i < n; i++) {
+		for (p = x[i].index; p < x[i].index + x[i].nr; p++) {
+			bool still = first[p] >= 0 && rand() % 10 == 0;
+
+			if (!still)
+				first[p] = -1;		/* written */
+			retried[p] = still;
+			if (rand() % 20 == 0)
+				dirty(f, p, 1, now);	/* during the write */
+			/* The flusher sees a dirty page: declined or new. */
+			still = first[p] >= 0 && (still || rand() % 2);
+			if (flog_done(f, p, 1, x[i].time, still))
+				whole[p] = true;
+		}
+	}
+	return 0;
+}
+
+static int test_model(void)
+{
+	unsigned long now = T0, step;
+	struct aipu_flog f;
+	unsigned int i;
+
+	srand(7);
+	flog_init(&f);
+	for (i = 0; i < PAGES; i++)
+		first[i] = -1;
+	fail_every = 60;
+	for (step = 0; step < 60000; step++) {
+		unsigned int r = rand() % 100;
+		pgoff_t p = rand() % PAGES;
+
+		if (r < 45) {
+			dirty(&f, p, 1 + rand() % (r < 5 ? 300 : 8), now);
+		} else if (r < 55) {
+			/* fsync: cleaned by someone, in a later jiffy. */
+			if (first[p] >= 0 && first[p] < (long)(now - T0)) {
+				first[p] = -1;
+				retried[p] = false;
+				now++;
+			}
+		} else if (r < 75) {
+			now += 1 + rand() % 3;
+		} else if (flush(&f, now - rand() % 6, now)) {
+			return 1;
+		}
+		if (step % 97 == 0 && check(&f))
+			return 1;
+	}
+	fail_every = 0;
+	if (check(&f))
+		return 1;
+	flog_drop(&f);
+	CHECK(no_memory_held());
+	return 0;
+}
+
+#define RUN(fn)                                                        \
+	do {                                                           \
+		cur = #fn;                                             \
+		if (fn()) {                                            \
+			failed++;                                      \
+			printf("FAIL %s\n", #fn);                      \
+		} else {                                               \
+			passed++;                                      \
+			printf("ok   %s\n", #fn);                      \
+		}                                                      \
+	} while (0)
+
+int main(void)
+{
+	RUN(test_take_and_retry);
+	RUN(test_stale);
+	RUN(test_take_room);
+	RUN(test_merge);
+	RUN(test_model);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
