@@ -16,24 +16,15 @@
  * file, 64 B, 512 B, then 4 KiB, so a small file pays little.  A log is
  * consumed from its head: what is older than a cutoff is due, a prefix.
  *
- * The *wheel* orders logs, not entries: each non-empty log sits in the slot
- * of its oldest entry's time, @nslots slots of @width jiffies each
- * (FreeBSD's syncer, sys/kern/vfs_subr.c).  A log that was empty joins the
- * current slot; phase 1 visits the slots up to the cutoff and hands over the
- * logs with due entries, which rejoin the wheel at their next entry's slot.
- * Slots are found by time modulo the wheel, so a log whose time has wrapped
- * round is checked, not trusted, and put back.
- *
- * Not here yet: stale entries (a page cleaned by someone else and dirtied
- * again must get its new time; design.md plans a per-file bitmap of pages
- * with a live entry), the whole-file, metadata and lazytime entries, and
- * everything of track.c's interface.  Callers hold the device's lock.
+ * Stale entries (a page cleaned by someone else and dirtied again must get
+ * its new time) are told apart by src/live.c; src/flog.c puts the two
+ * together with the retries; src/wheel.c orders the files.  Callers hold
+ * the device's lock.
  */
 #ifndef AIPU_LOG_H
 #define AIPU_LOG_H
 
 #include <linux/bits.h>
-#include <linux/list.h>
 #include <linux/types.h>
 
 #define AIPU_LOG_INDEX_BITS	40
@@ -59,7 +50,6 @@ struct aipu_log {
 	struct aipu_seg *head, *tail;	/* oldest and newest segment */
 	u32 pos;			/* first entry of @head not taken */
 	u8 next_class;
-	struct list_head slot;		/* in its wheel slot, if non-empty */
 	unsigned long pages;		/* pages in entries not taken */
 	unsigned long bytes;		/* segment memory held */
 };
@@ -69,21 +59,6 @@ struct aipu_extent {
 	pgoff_t index;
 	unsigned int nr;
 	unsigned long time;
-};
-
-/*
- * The caller sizes the wheel: slots of a fraction of the period (the one
- * slot the cutoff cuts is visited twice, so narrower slots mean fewer
- * files looked at for nothing), enough of them to span max_age and a few
- * periods (a file whose slot has wrapped round is looked at, not written).
- */
-struct aipu_wheel {
-	struct list_head *slot;
-	unsigned int nslots;
-	struct list_head seen;		/* looked at in the slot being visited */
-	unsigned long width;		/* jiffies a slot */
-	unsigned long clock;		/* slots before this time are visited */
-	unsigned long logs;		/* non-empty logs in the wheel */
 };
 
 /* Provided by the kernel glue or the unit tests. */
@@ -99,12 +74,5 @@ bool log_peek(const struct aipu_log *l, struct aipu_extent *x);
 unsigned int log_take(struct aipu_log *l, unsigned long cutoff,
 		      struct aipu_extent *out, unsigned int max);
 void log_drop(struct aipu_log *l);
-
-void wheel_init(struct aipu_wheel *w, struct list_head *slots,
-		unsigned int nslots, unsigned long width, unsigned long now);
-void wheel_add(struct aipu_wheel *w, struct aipu_log *l);
-void wheel_del(struct aipu_wheel *w, struct aipu_log *l);
-bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,
-	       struct list_head *due, unsigned int *budget);
 
 #endif /* AIPU_LOG_H */

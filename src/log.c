@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * aipu: first-dirty times as an append-only log per file, and a wheel that
- * orders the logs.  See include/aipu_log.h; callers hold the device's lock.
+ * aipu: first-dirty times as an append-only log per file.  See
+ * include/aipu_log.h; callers hold the device's lock.
  */
 #include <linux/errno.h>
 #include <linux/jiffies.h>
@@ -40,7 +40,6 @@ void log_init(struct aipu_log *l)
 	l->tail = NULL;
 	l->pos = 0;
 	l->next_class = 0;
-	INIT_LIST_HEAD(&l->slot);
 	l->pages = 0;
 	l->bytes = 0;
 }
@@ -215,99 +214,4 @@ void log_drop(struct aipu_log *l)
 	while (l->head)
 		head_free(l);
 	l->pages = 0;
-}
-
-static struct list_head *slot_of(struct aipu_wheel *w, unsigned long time)
-{
-	return &w->slot[(time / w->width) % w->nslots];
-}
-
-void wheel_init(struct aipu_wheel *w, struct list_head *slots,
-		unsigned int nslots, unsigned long width, unsigned long now)
-{
-	unsigned int i;
-
-	w->slot = slots;
-	w->nslots = nslots ? nslots : 1;
-	for (i = 0; i < w->nslots; i++)
-		INIT_LIST_HEAD(&w->slot[i]);
-	INIT_LIST_HEAD(&w->seen);
-	w->width = width ? width : 1;
-	w->clock = now - now % w->width;
-	w->logs = 0;
-}
-
-/* @l, not empty, goes into the slot of its oldest entry. */
-void wheel_add(struct aipu_wheel *w, struct aipu_log *l)
-{
-	list_add_tail(&l->slot, slot_of(w, log_oldest(l)));
-	w->logs++;
-}
-
-void wheel_del(struct aipu_wheel *w, struct aipu_log *l)
-{
-	list_del_init(&l->slot);
-	w->logs--;
-}
-
-/*
- * One slot: its logs with an entry older than @cutoff move to @due, the
- * others (of a later turn of the wheel, or not yet due) stay.  Those looked
- * at wait on @w->seen until the slot is done, so a call that runs out of
- * budget resumes where it stopped.
- */
-static bool visit(struct aipu_wheel *w, struct list_head *slot,
-		  unsigned long cutoff, struct list_head *due,
-		  unsigned int *budget)
-{
-	struct aipu_log *l, *tmp;
-
-	list_for_each_entry_safe(l, tmp, slot, slot) {
-		if (!*budget)
-			return false;
-		(*budget)--;
-		if (time_before(log_oldest(l), cutoff)) {
-			list_move_tail(&l->slot, due);
-			w->logs--;
-		} else {
-			list_move_tail(&l->slot, &w->seen);
-		}
-	}
-	list_for_each_entry_safe(l, tmp, &w->seen, slot)
-		list_move_tail(&l->slot, slot_of(w, log_oldest(l)));
-	return true;
-}
-
-/*
- * Phase 1: move the logs with entries dirtied before @cutoff onto @due,
- * visiting at most *@budget logs (counted down).  Returns true when done,
- * false when the budget ran out: call again (the lock may be dropped in
- * between).  The caller takes each due log's entries (log_take()) and puts
- * the log back with wheel_add() if it still has some.
- */
-bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,
-	       struct list_head *due, unsigned int *budget)
-{
-	unsigned long steps;
-
-	/* max_age_ms was raised: the cutoff went back, and so must the clock. */
-	if (time_before(cutoff, w->clock))
-		w->clock = cutoff - cutoff % w->width;
-	steps = (cutoff - w->clock) / w->width;
-	if (steps >= w->nslots) {
-		/* A whole turn or more: every slot once, then where cutoff is. */
-		w->clock = cutoff - cutoff % w->width -
-			   (w->nslots - 1) * (unsigned long)w->width;
-		steps = w->nslots - 1;
-	}
-	for (;;) {
-		/* @cutoff's own slot holds nothing due if it starts there. */
-		if (!steps && w->clock == cutoff)
-			return true;
-		if (!visit(w, slot_of(w, w->clock), cutoff, due, budget))
-			return false;
-		if (!steps--)
-			return true;	/* @cutoff's slot: visited again next time */
-		w->clock += w->width;
-	}
 }

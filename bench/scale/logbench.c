@@ -23,6 +23,7 @@
 #include <linux/jiffies.h>
 
 #include "aipu_log.h"
+#include "aipu_wheel.h"
 
 #define BATCH 1000
 #define HOLD 256
@@ -86,6 +87,7 @@ static const char *const names[] = {
 
 struct file {
 	struct aipu_log log;
+	struct aipu_wheel_node node;
 };
 
 static void run(enum pattern p, unsigned long pages)
@@ -127,7 +129,7 @@ static void run(enum pattern p, unsigned long pages)
 			if (log_append(&fi->log, idx, 1, now))
 				abort();
 			if (was_empty)
-				wheel_add(&w, &fi->log);
+				wheel_add(&w, &fi->node, now);
 			if (p == RANDOM_SLOW || p == SEQ_SLOW || n % 100 == 99)
 				now++;
 		}
@@ -143,14 +145,14 @@ static void run(enum pattern p, unsigned long pages)
 		unsigned int budget = HOLD, room = HOLD_EXTENTS, got;
 		unsigned long long h = now_ns();
 		bool done = wheel_due(&w, now + 1, &due_logs, &budget);
-		struct aipu_log *l, *tmp;
+		struct file *fi, *tmp;
 
-		list_for_each_entry_safe(l, tmp, &due_logs, slot) {
-			got = log_take(l, now + 1, x, room);
+		list_for_each_entry_safe(fi, tmp, &due_logs, node.link) {
+			got = log_take(&fi->log, now + 1, x, room);
 			room -= got;
 			taken += got;
-			if (log_empty(l)) {
-				list_del_init(&l->slot);
+			if (log_empty(&fi->log)) {
+				list_del_init(&fi->node.link);
 				due++;
 			}
 			if (!room)
@@ -203,7 +205,7 @@ static void steady(unsigned long nfiles, unsigned long pages,
 		if (log_append(&fi->log, xorshift() % 100000, 1, now))
 			abort();
 		if (was_empty)
-			wheel_add(&w, &fi->log);
+			wheel_add(&w, &fi->node, now);
 		if (i % 100 != 99)
 			continue;
 		if ((++now + skew) % PERIOD)
@@ -212,16 +214,17 @@ static void steady(unsigned long nfiles, unsigned long pages,
 		for (;;) {
 			unsigned int budget = HOLD, got;
 			bool done = wheel_due(&w, now - MAX_AGE, &due, &budget);
-			struct aipu_log *l, *tmp;
+			struct file *fi, *tmp;
 
 			visited += HOLD - budget;
-			list_for_each_entry_safe(l, tmp, &due, slot) {
-				list_del_init(&l->slot);
-				while ((got = log_take(l, now - MAX_AGE, x,
-						       HOLD_EXTENTS)))
+			list_for_each_entry_safe(fi, tmp, &due, node.link) {
+				list_del_init(&fi->node.link);
+				while ((got = log_take(&fi->log, now - MAX_AGE,
+						       x, HOLD_EXTENTS)))
 					taken += got;
-				if (!log_empty(l))
-					wheel_add(&w, l);
+				if (!log_empty(&fi->log))
+					wheel_add(&w, &fi->node,
+						  log_oldest(&fi->log));
 			}
 			if (done)
 				break;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the append-only log and the wheel (src/log.c) in user space.
+ * Unit tests of the append-only log (src/log.c) and the wheel (src/wheel.c)
+ * in user space.
  *
  * Directed tests pin down the encoding, extension, segment growth and the
  * failure paths; a model-based test then appends to many logs over a clock
@@ -17,6 +18,7 @@
 #include <linux/jiffies.h>
 
 #include "aipu_log.h"
+#include "aipu_wheel.h"
 
 static int passed, failed;
 static const char *cur;
@@ -142,6 +144,7 @@ struct model {
 
 static struct model *mod;
 static struct aipu_log logs[NLOGS];
+static struct aipu_wheel_node nodes[NLOGS];
 
 static bool on_list(struct list_head *head, struct list_head *n)
 {
@@ -156,14 +159,15 @@ static bool on_list(struct list_head *head, struct list_head *n)
 static int take_all(struct aipu_wheel *w, struct list_head *due,
 		    unsigned long cutoff)
 {
+	struct aipu_wheel_node *nd, *tmp;
 	struct aipu_extent x[7];
-	struct aipu_log *l, *tmp;
 	unsigned int n, i, k;
 
-	list_for_each_entry_safe(l, tmp, due, slot) {
-		struct model *m = &mod[l - logs];
+	list_for_each_entry_safe(nd, tmp, due, link) {
+		struct aipu_log *l = &logs[nd - nodes];
+		struct model *m = &mod[nd - nodes];
 
-		list_del_init(&l->slot);
+		list_del_init(&nd->link);
 		do {
 			n = log_take(l, cutoff, x, 1 + rand() % 7);
 			for (i = 0; i < n; i++) {
@@ -179,7 +183,7 @@ static int take_all(struct aipu_wheel *w, struct list_head *due,
 		CHECK(m->head == m->tail ||
 		      !time_before(m->time[m->head], cutoff));
 		if (!log_empty(l))
-			wheel_add(w, l);
+			wheel_add(w, nd, log_oldest(l));
 	}
 	return 0;
 }
@@ -217,7 +221,7 @@ static int test_model(void)
 				m->time[m->tail++] = now;
 			}
 			if (was_empty)
-				wheel_add(&w, l);
+				wheel_add(&w, &nodes[li], now);
 		} else if (r < 85) {
 			now += rand() % 4 ? rand() % 3 : rand() % 400;
 			if (rand() % 500 == 0)
@@ -237,7 +241,7 @@ static int test_model(void)
 						   cutoff));
 				CHECK(on_list(&w.slot[(log_oldest(&logs[i]) /
 						       width) % w.nslots],
-					      &logs[i].slot));
+					      &nodes[i].link));
 			}
 		}
 		if (step % 997 == 0) {

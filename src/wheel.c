@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aipu: the wheel that orders a device's files by their oldest queued page.
+ * See include/aipu_wheel.h; callers hold the device's lock.
+ */
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+
+#include "aipu_wheel.h"
+
+static struct list_head *slot_of(struct aipu_wheel *w, unsigned long time)
+{
+	return &w->slot[(time / w->width) % w->nslots];
+}
+
+void wheel_init(struct aipu_wheel *w, struct list_head *slots,
+		unsigned int nslots, unsigned long width, unsigned long now)
+{
+	unsigned int i;
+
+	w->slot = slots;
+	w->nslots = nslots ? nslots : 1;
+	for (i = 0; i < w->nslots; i++)
+		INIT_LIST_HEAD(&w->slot[i]);
+	INIT_LIST_HEAD(&w->seen);
+	w->width = width ? width : 1;
+	w->clock = now - now % w->width;
+	w->nodes = 0;
+}
+
+/* @n goes into the slot of @time, its oldest queued page's. */
+void wheel_add(struct aipu_wheel *w, struct aipu_wheel_node *n,
+	       unsigned long time)
+{
+	n->time = time;
+	list_add_tail(&n->link, slot_of(w, time));
+	w->nodes++;
+}
+
+void wheel_del(struct aipu_wheel *w, struct aipu_wheel_node *n)
+{
+	list_del_init(&n->link);
+	w->nodes--;
+}
+
+/*
+ * One slot: its nodes older than @cutoff move to @due, the others (of a
+ * later turn of the wheel, or not yet due) stay.  Those looked at wait on
+ * @w->seen until the slot is done, so a call that runs out of budget resumes
+ * where it stopped.
+ */
+static bool visit(struct aipu_wheel *w, struct list_head *slot,
+		  unsigned long cutoff, struct list_head *due,
+		  unsigned int *budget)
+{
+	struct aipu_wheel_node *n, *tmp;
+
+	list_for_each_entry_safe(n, tmp, slot, link) {
+		if (!*budget)
+			return false;
+		(*budget)--;
+		if (time_before(n->time, cutoff)) {
+			list_move_tail(&n->link, due);
+			w->nodes--;
+		} else {
+			list_move_tail(&n->link, &w->seen);
+		}
+	}
+	list_for_each_entry_safe(n, tmp, &w->seen, link)
+		list_move_tail(&n->link, slot_of(w, n->time));
+	return true;
+}
+
+/*
+ * Phase 1: move the nodes dirtied before @cutoff onto @due, visiting at most
+ * *@budget nodes (counted down).  Returns true when done, false when the
+ * budget ran out: call again (the lock may be dropped in between).  The
+ * caller takes each due file's pages and puts it back with wheel_add() at
+ * its next time if it still has some.
+ */
+bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,
+	       struct list_head *due, unsigned int *budget)
+{
+	unsigned long steps;
+
+	/* max_age_ms was raised: the cutoff went back, and so must the clock. */
+	if (time_before(cutoff, w->clock))
+		w->clock = cutoff - cutoff % w->width;
+	steps = (cutoff - w->clock) / w->width;
+	if (steps >= w->nslots) {
+		/* A whole turn or more: every slot once, then where cutoff is. */
+		w->clock = cutoff - cutoff % w->width -
+			   (w->nslots - 1) * (unsigned long)w->width;
+		steps = w->nslots - 1;
+	}
+	for (;;) {
+		/* @cutoff's own slot holds nothing due if it starts there. */
+		if (!steps && w->clock == cutoff)
+			return true;
+		if (!visit(w, slot_of(w, w->clock), cutoff, due, budget))
+			return false;
+		if (!steps--)
+			return true;	/* @cutoff's slot: visited again next time */
+		w->clock += w->width;
+	}
+}
