@@ -20,8 +20,11 @@
  * older than the log's, but a retry may be older than a retry queued before
  * it (a pass stopped by its budget), which an append-only log cannot hold.
  * They are rare (a page still dirty after its write: redirtied during it, or
- * declined by the file system), so a node each is affordable.  Callers hold
- * the device's lock.
+ * declined by the file system), so a node each is affordable.  A retry is
+ * due again in the next pass, not in the one that put it back (a page the
+ * file system keeps declining would otherwise be taken over and over):
+ * flog_end_pass() makes a pass's retries visible.  Callers hold the
+ * device's lock.
  */
 #ifndef AIPU_FLOG_H
 #define AIPU_FLOG_H
@@ -41,6 +44,7 @@ struct aipu_flog {
 	struct aipu_log log;		/* first dirtyings, oldest first */
 	struct aipu_live live;		/* pages with a queued entry */
 	struct list_head retry;		/* struct aipu_retry, oldest first */
+	struct list_head retry_new;	/* put back in this pass, not yet due */
 	unsigned long retry_pages;
 	unsigned long imprecise;	/* live set short of memory: early */
 };
@@ -57,7 +61,7 @@ void aipu_retry_free(struct aipu_retry *r);
 
 void flog_init(struct aipu_flog *f);
 bool flog_empty(const struct aipu_flog *f);
-unsigned long flog_oldest(const struct aipu_flog *f);
+bool flog_oldest(const struct aipu_flog *f, unsigned long *time);
 unsigned long flog_dirty(struct aipu_flog *f, pgoff_t index,
 			 unsigned long nr, unsigned long time);
 unsigned int flog_take(struct aipu_flog *f, unsigned long cutoff,
@@ -65,6 +69,8 @@ unsigned int flog_take(struct aipu_flog *f, unsigned long cutoff,
 unsigned int flog_merge(struct aipu_extent *x, unsigned int n);
 int flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 	      unsigned long time, bool still_dirty);
-void flog_drop(struct aipu_flog *f);
+bool flog_retried(const struct aipu_flog *f);
+void flog_end_pass(struct aipu_flog *f);
+bool flog_drop(struct aipu_flog *f, unsigned long *budget);
 
 #endif /* AIPU_FLOG_H */

@@ -73,6 +73,6 @@ int log_append(struct aipu_log *l, pgoff_t index, unsigned long nr,
 bool log_peek(const struct aipu_log *l, struct aipu_extent *x);
 unsigned int log_take(struct aipu_log *l, unsigned long cutoff,
 		      struct aipu_extent *out, unsigned int max);
-void log_drop(struct aipu_log *l);
+bool log_drop(struct aipu_log *l, unsigned long *budget);
 
 #endif /* AIPU_LOG_H */

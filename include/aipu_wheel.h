@@ -33,6 +33,7 @@ struct aipu_wheel {
 	struct list_head *slot;
 	unsigned int nslots;
 	struct list_head seen;		/* looked at in the slot being visited */
+	struct list_head late;		/* added with a time before the clock */
 	unsigned long width;		/* jiffies a slot */
 	unsigned long clock;		/* slots before this time are visited */
 	unsigned long nodes;		/* files in the wheel */

@@ -15,13 +15,16 @@ void flog_init(struct aipu_flog *f)
 	log_init(&f->log);
 	live_init(&f->live);
 	INIT_LIST_HEAD(&f->retry);
+	INIT_LIST_HEAD(&f->retry_new);
 	f->retry_pages = 0;
 	f->imprecise = 0;
 }
 
+/* Nothing queued, this pass's retries included. */
 bool flog_empty(const struct aipu_flog *f)
 {
-	return log_empty(&f->log) && list_empty(&f->retry);
+	return log_empty(&f->log) && list_empty(&f->retry) &&
+	       list_empty(&f->retry_new);
 }
 
 static struct aipu_retry *retry_first(const struct aipu_flog *f)
@@ -29,18 +32,23 @@ static struct aipu_retry *retry_first(const struct aipu_flog *f)
 	return list_first_entry_or_null(&f->retry, struct aipu_retry, link);
 }
 
-/* First-dirty time of the oldest queued page; @f must not be empty. */
-unsigned long flog_oldest(const struct aipu_flog *f)
+/*
+ * First-dirty time of the oldest page flog_take() can take, false if none
+ * (this pass's retries wait for flog_end_pass()).
+ */
+bool flog_oldest(const struct aipu_flog *f, unsigned long *time)
 {
 	struct aipu_retry *r = retry_first(f);
 	unsigned long t;
 
-	if (!r)
-		return log_oldest(&f->log);
-	if (log_empty(&f->log))
-		return r->x.time;
+	if (log_empty(&f->log)) {
+		if (r)
+			*time = r->x.time;
+		return r;
+	}
 	t = log_oldest(&f->log);
-	return time_before(r->x.time, t) ? r->x.time : t;
+	*time = r && time_before(r->x.time, t) ? r->x.time : t;
+	return true;
 }
 
 /*
@@ -186,11 +194,10 @@ unsigned int flog_merge(struct aipu_extent *x, unsigned int n)
 	return m + 1;
 }
 
-/* Queue [index, index + nr) again at @time, in time order among retries. */
+/* Queue [index, index + nr) again at @time, for the next pass. */
 static int retry_add(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 		     unsigned long time)
 {
-	struct list_head *pos;
 	struct aipu_retry *r;
 	unsigned int n;
 
@@ -202,17 +209,34 @@ static int retry_add(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 		r->x.index = index;
 		r->x.nr = n;
 		r->x.time = time;
-		pos = f->retry.prev;
-		while (pos != &f->retry &&
-		       time_before(time,
-				   list_entry(pos, struct aipu_retry, link)->x.time))
-			pos = pos->prev;
-		list_add(&r->link, pos);
+		list_add_tail(&r->link, &f->retry_new);
 		f->retry_pages += n;
 		index += n;
 		nr -= n;
 	}
 	return 0;
+}
+
+/* Pages were put back in this pass. */
+bool flog_retried(const struct aipu_flog *f)
+{
+	return !list_empty(&f->retry_new);
+}
+
+/* The pass is over: its retries join the others, in time order. */
+void flog_end_pass(struct aipu_flog *f)
+{
+	struct aipu_retry *r, *tmp;
+	struct list_head *pos;
+
+	list_for_each_entry_safe(r, tmp, &f->retry_new, link) {
+		pos = f->retry.prev;
+		while (pos != &f->retry &&
+		       time_before(r->x.time,
+				   list_entry(pos, struct aipu_retry, link)->x.time))
+			pos = pos->prev;
+		list_move(&r->link, pos);
+	}
 }
 
 /*
@@ -231,15 +255,23 @@ int flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 	return still_dirty ? retry_add(f, index, nr, time) : 0;
 }
 
-/* Forget everything (eviction, or the file bounded as a whole). */
-void flog_drop(struct aipu_flog *f)
+/*
+ * Forget everything (eviction, or the file bounded as a whole), freeing at
+ * most *@budget objects (counted down).  Returns true once @f holds no
+ * memory; until then call again, and use @f for nothing else meanwhile.
+ */
+bool flog_drop(struct aipu_flog *f, unsigned long *budget)
 {
 	struct aipu_retry *r, *tmp;
 
-	log_drop(&f->log);
-	live_drop(&f->live);
-	list_for_each_entry_safe(r, tmp, &f->retry, link)
-		aipu_retry_free(r);
-	INIT_LIST_HEAD(&f->retry);
 	f->retry_pages = 0;
+	list_splice_init(&f->retry_new, &f->retry);
+	list_for_each_entry_safe(r, tmp, &f->retry, link) {
+		if (!*budget)
+			return false;
+		(*budget)--;
+		list_del(&r->link);
+		aipu_retry_free(r);
+	}
+	return log_drop(&f->log, budget) && live_drop(&f->live, budget);
 }

@@ -203,14 +203,19 @@ void live_done(struct aipu_live *l, pgoff_t index, bool still_dirty)
 		chunk_free(l, c);
 }
 
-/* Forget every page (eviction, or the file bounded as a whole). */
-void live_drop(struct aipu_live *l)
+/*
+ * Forget every page (eviction, or the file bounded as a whole), freeing at
+ * most *@budget chunks and moved entries (counted down).  Returns true once
+ * nothing is held; until then call again, and use @l for nothing else.
+ */
+bool live_drop(struct aipu_live *l, unsigned long *budget)
 {
 	struct rb_node *n;
 
-	while ((n = rb_first(&l->moved)))
-		moved_del(l, rb_entry(n, struct aipu_moved, node));
-	while ((n = rb_first(&l->chunks)))
-		chunk_free(l, chunk_of(n));
 	l->pages = 0;
+	for (; *budget && (n = rb_first(&l->moved)); (*budget)--)
+		moved_del(l, rb_entry(n, struct aipu_moved, node));
+	for (; *budget && (n = rb_first(&l->chunks)); (*budget)--)
+		chunk_free(l, chunk_of(n));
+	return RB_EMPTY_ROOT(&l->moved) && RB_EMPTY_ROOT(&l->chunks);
 }

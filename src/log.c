@@ -208,10 +208,15 @@ unsigned int log_take(struct aipu_log *l, unsigned long cutoff,
 	return n;
 }
 
-/* Forget every entry. */
-void log_drop(struct aipu_log *l)
+/*
+ * Forget every entry, freeing at most *@budget segments (counted down).
+ * Returns true once the log holds no memory; until then call again (the
+ * lock may be dropped in between, and the log must not be used meanwhile).
+ */
+bool log_drop(struct aipu_log *l, unsigned long *budget)
 {
-	while (l->head)
-		head_free(l);
 	l->pages = 0;
+	for (; l->head && *budget; (*budget)--)
+		head_free(l);
+	return !l->head;
 }

@@ -23,17 +23,24 @@ void wheel_init(struct aipu_wheel *w, struct list_head *slots,
 	for (i = 0; i < w->nslots; i++)
 		INIT_LIST_HEAD(&w->slot[i]);
 	INIT_LIST_HEAD(&w->seen);
+	INIT_LIST_HEAD(&w->late);
 	w->width = width ? width : 1;
 	w->clock = now - now % w->width;
 	w->nodes = 0;
 }
 
-/* @n goes into the slot of @time, its oldest queued page's. */
+/*
+ * @n goes into the slot of @time, its oldest queued page's; a time before
+ * the clock (a file whose pages were put back at their old time) onto the
+ * late list, which phase 1 looks at first, not into the slot of a turn to
+ * come.
+ */
 void wheel_add(struct aipu_wheel *w, struct aipu_wheel_node *n,
 	       unsigned long time)
 {
 	n->time = time;
-	list_add_tail(&n->link, slot_of(w, time));
+	list_add_tail(&n->link, time_before(time, w->clock) ? &w->late :
+							      slot_of(w, time));
 	w->nodes++;
 }
 
@@ -72,6 +79,30 @@ static bool visit(struct aipu_wheel *w, struct list_head *slot,
 }
 
 /*
+ * The late list: what is due goes, the rest (the cutoff went back since it
+ * was added) into the slots of its times.  Not through @w->seen, which may
+ * hold the rest of a slot whose visit ran out of budget.
+ */
+static bool visit_late(struct aipu_wheel *w, unsigned long cutoff,
+		       struct list_head *due, unsigned int *budget)
+{
+	struct aipu_wheel_node *n, *tmp;
+
+	list_for_each_entry_safe(n, tmp, &w->late, link) {
+		if (!*budget)
+			return false;
+		(*budget)--;
+		if (time_before(n->time, cutoff)) {
+			list_move_tail(&n->link, due);
+			w->nodes--;
+		} else {
+			list_move_tail(&n->link, slot_of(w, n->time));
+		}
+	}
+	return true;
+}
+
+/*
  * Phase 1: move the nodes dirtied before @cutoff onto @due, visiting at most
  * *@budget nodes (counted down).  Returns true when done, false when the
  * budget ran out: call again (the lock may be dropped in between).  The
@@ -83,6 +114,8 @@ bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,
 {
 	unsigned long steps;
 
+	if (!visit_late(w, cutoff, due, budget))
+		return false;
 	/* max_age_ms was raised: the cutoff went back, and so must the clock. */
 	if (time_before(cutoff, w->clock))
 		w->clock = cutoff - cutoff % w->width;

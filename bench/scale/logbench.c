@@ -167,7 +167,7 @@ static void run(enum pattern p, unsigned long pages)
 	printf(" %8lu %7.1f %7.1f %7.1f\n", taken, (double)t / pages,
 	       pct(hold, holds, 0.999) / 1000, hold[holds - 1] / 1000);
 	for (i = 0; i < nfiles; i++)
-		log_drop(&f[i].log);
+		log_drop(&f[i].log, &(unsigned long){ ~0UL });
 	free(f);
 	free(per);
 	free(hold);
@@ -236,7 +236,7 @@ static void steady(unsigned long nfiles, unsigned long pages,
 	       visited, taken ? (double)visited / taken : 0.0,
 	       taken ? (double)scanned_ns / taken : 0.0);
 	for (i = 0; i < nfiles; i++)
-		log_drop(&f[i].log);
+		log_drop(&f[i].log, &(unsigned long){ ~0UL });
 	free(f);
 	free(x);
 	free(slots);

@@ -105,6 +105,14 @@ static bool no_memory_held(void)
 
 #define T0 ((unsigned long)-3000)	/* 3000 jiffies before the wrap */
 
+/* flog_oldest(), or T0 - 1 when nothing can be taken. */
+static unsigned long oldest(struct aipu_flog *f)
+{
+	unsigned long t;
+
+	return flog_oldest(f, &t) ? t : T0 - 1;
+}
+
 /* Take everything due at @cutoff into @x (room for 1,024), merged. */
 static unsigned int take_all(struct aipu_flog *f, unsigned long cutoff,
 			     struct aipu_extent *x)
@@ -125,7 +133,7 @@ static int test_take_and_retry(void)
 	CHECK(flog_empty(&f));
 	CHECK(flog_dirty(&f, 10, 5, T0) == 5);
 	CHECK(flog_dirty(&f, 100, 1, T0 + 1) == 1);
-	CHECK(flog_oldest(&f) == T0);
+	CHECK(oldest(&f) == T0);
 	CHECK(take_all(&f, T0, x) == 0);
 	CHECK(take_all(&f, T0 + 1, x) == 1);
 	CHECK(x[0].index == 10 && x[0].nr == 5 && x[0].time == T0);
@@ -133,14 +141,19 @@ static int test_take_and_retry(void)
 	CHECK(!flog_done(&f, 10, 2, T0, false));
 	CHECK(!flog_done(&f, 12, 2, T0, true));
 	CHECK(!flog_done(&f, 14, 1, T0, false));
-	CHECK(flog_oldest(&f) == T0 && f.retry_pages == 2);
+	/* Not again in the same pass. */
+	CHECK(flog_retried(&f) && oldest(&f) == T0 + 1);
+	CHECK(take_all(&f, T0 + 1, x) == 0 && !flog_empty(&f));
+	flog_end_pass(&f);
+	CHECK(!flog_retried(&f));
+	CHECK(oldest(&f) == T0 && f.retry_pages == 2);
 	CHECK(take_all(&f, T0 + 5000, x) == 2);
 	CHECK(x[0].index == 12 && x[0].nr == 2 && x[0].time == T0);
 	CHECK(x[1].index == 100 && x[1].time == T0 + 1);
 	CHECK(!flog_done(&f, 12, 2, T0, false));
 	CHECK(!flog_done(&f, 100, 1, T0 + 1, false));
 	CHECK(flog_empty(&f) && f.live.pages == 0);
-	flog_drop(&f);
+	flog_drop(&f, &(unsigned long){ ~0UL });
 	CHECK(no_memory_held());
 	return 0;
 }
@@ -163,7 +176,7 @@ static int test_stale(void)
 	CHECK(x[0].index == 2 && x[0].nr == 1 && x[0].time == T0 + 50);
 	CHECK(!flog_done(&f, 2, 1, T0 + 50, false));
 	CHECK(flog_empty(&f) && f.live.pages == 0 && !f.live.nr_moved);
-	flog_drop(&f);
+	flog_drop(&f, &(unsigned long){ ~0UL });
 	CHECK(no_memory_held());
 	return 0;
 }
@@ -189,10 +202,10 @@ static int test_take_room(void)
 		CHECK(x[i].index == 2 * i && x[i].nr == 1);
 	/* No room for the pieces of the next entry: not taken, not lost. */
 	CHECK(flog_take(&f, T0 + 2, x, len / 2 - 1) == 0);
-	CHECK(flog_oldest(&f) == T0 + 1);
+	CHECK(oldest(&f) == T0 + 1);
 	CHECK(flog_take(&f, T0 + 2, x, len / 2) == len / 2);
 	CHECK(x[0].index == 1000 && x[0].time == T0 + 1);
-	flog_drop(&f);
+	flog_drop(&f, &(unsigned long){ ~0UL });
 	CHECK(no_memory_held());
 	return 0;
 }
@@ -317,7 +330,7 @@ static int flush(struct aipu_flog *f, unsigned long cutoff, unsigned long now)
 	}
 	/* Nothing due left behind unless @x filled up. */
 	if (max - n >= AIPU_FLOG_TAKE_MIN)
-		CHECK(flog_empty(f) || !time_before(flog_oldest(f), cutoff));
+		CHECK(oldest(f) == T0 - 1 || !time_before(oldest(f), cutoff));
 	n = flog_merge(x, n);
 	for (i = 0; i < n; i++) {
 		for (p = x[i].index; p < x[i].index + x[i].nr; p++) {
@@ -334,6 +347,7 @@ static int flush(struct aipu_flog *f, unsigned long cutoff, unsigned long now)
 				whole[p] = true;
 		}
 	}
+	flog_end_pass(f);
 	return 0;
 }
 
@@ -372,7 +386,7 @@ static int test_model(void)
 	fail_every = 0;
 	if (check(&f))
 		return 1;
-	flog_drop(&f);
+	flog_drop(&f, &(unsigned long){ ~0UL });
 	CHECK(no_memory_held());
 	return 0;
 }

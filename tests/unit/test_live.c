@@ -93,7 +93,7 @@ static int test_directed(void)
 	CHECK(live_dirty(&l, 0, 1) == AIPU_LIVE_NEW);
 	CHECK(live_dirty(&l, 511, 1) == AIPU_LIVE_NEW && l.nr_chunks == 1);
 	CHECK(live_dirty(&l, 512, 1) == AIPU_LIVE_NEW && l.nr_chunks == 2);
-	live_drop(&l);
+	live_drop(&l, &(unsigned long){ ~0UL });
 	CHECK(l.nr_chunks == 0 && live_chunks == 0 && live_moved == 0);
 	return 0;
 }
@@ -213,7 +213,7 @@ static int test_model(void)
 	fail_every = 0;
 	if (check(&l))
 		return 1;
-	live_drop(&l);
+	live_drop(&l, &(unsigned long){ ~0UL });
 	CHECK(live_chunks == 0 && live_moved == 0);
 	return 0;
 }

@@ -78,7 +78,7 @@ static int test_extend_and_chunks(void)
 	CHECK(log_empty(&l) && l.bytes == 0 && live_bytes == 0);
 	CHECK(!log_append(&l, 613, 1, T0 + 1));
 	CHECK(l.pages == 1 && l.tail->n == 1);
-	log_drop(&l);
+	log_drop(&l, &(unsigned long){ ~0UL });
 	CHECK(live_bytes == 0);
 	return 0;
 }
@@ -102,7 +102,7 @@ static int test_segments_grow_and_close(void)
 	CHECK(l.tail->n == 1 && l.tail->base == T0 + AIPU_LOG_DT_MAX + 1);
 	CHECK(log_take(&l, T0 + AIPU_LOG_DT_MAX + 1, x, 1) == 1);
 	CHECK(x[0].index == 0 && x[0].time == T0);
-	log_drop(&l);
+	log_drop(&l, &(unsigned long){ ~0UL });
 	CHECK(l.bytes == 0 && live_bytes == 0 && log_empty(&l));
 	return 0;
 }
@@ -116,7 +116,7 @@ static int test_failures(void)
 	CHECK(log_append(&l, AIPU_LOG_INDEX_MAX + 1, 1, T0) == -E2BIG);
 	CHECK(log_empty(&l));
 	CHECK(!log_append(&l, AIPU_LOG_INDEX_MAX, 1, T0));
-	log_drop(&l);
+	log_drop(&l, &(unsigned long){ ~0UL });
 	fail_segs = 1;
 	CHECK(log_append(&l, 0, 300, T0) == -ENOMEM);
 	CHECK(log_empty(&l) && l.pages == 0);
@@ -126,7 +126,7 @@ static int test_failures(void)
 	CHECK(log_append(&l, 5000, 1, T0) == -ENOMEM);
 	CHECK(l.pages == 4 * 256);
 	CHECK(!fail_segs);
-	log_drop(&l);
+	log_drop(&l, &(unsigned long){ ~0UL });
 	CHECK(live_bytes == 0);
 	return 0;
 }
@@ -254,7 +254,7 @@ static int test_model(void)
 		}
 	}
 	for (i = 0; i < NLOGS; i++)
-		log_drop(&logs[i]);
+		log_drop(&logs[i], &(unsigned long){ ~0UL });
 	CHECK(live_bytes == 0);
 	printf("  model: %lu pages tracked at the last count, clock %lu\n",
 	       pages, now);

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A device's queue built from logs (docs/design.md, section 4): the
+ * device's half of track.c's replacement, on the "log" branch.  Pure logic,
+ * tested in user space (tests/unit/test_track_log.c); not used by the
+ * module yet.
+ *
+ * Each tracked file (struct aipu_ltracker) queues its pages in a struct
+ * aipu_flog (src/flog.c: 8 B a randomly dirtied page, nothing per page
+ * written sequentially) and sits in the device's wheel (src/wheel.c) at its
+ * oldest queued page's time.  Its whole-file entry (the coarse bound taken
+ * when memory runs out, or under memory pressure) and its metadata entry
+ * stay embedded, as in track.c, on a short list of their own in time order.
+ *
+ * Phase 1 (ltrack_scan()) moves the due embedded entries to the pending
+ * list and the due files from the wheel to the due list: a splice per slot,
+ * in holds bounded by a budget.  Phase 2 (ltrack_take()) hands the flusher
+ * either one embedded entry or a batch of one file's due extents, which it
+ * merges (flog_merge()) and writes outside the lock, then hands back with
+ * ltrack_done_pages() and ltrack_put().  While a batch is out the file
+ * stays allocated (users), its pages may be dirtied again (their live bits
+ * make the batch's entries stale) and it may be evicted (the hand-back is
+ * then a no-op).
+ *
+ * Not here yet, kept by track.c today: lazytime timestamps, staging (the
+ * oldest N files whatever their age), the umount park, max_batch's count of
+ * deferred pages, declined writes during a take (track_redirty()).
+ * Callers hold the device's lock.
+ */
+#ifndef AIPU_TRACK_LOG_H
+#define AIPU_TRACK_LOG_H
+
+#include <linux/list.h>
+#include <linux/types.h>
+
+#include "aipu_flog.h"
+#include "aipu_wheel.h"
+
+enum aipu_lentry_kind { AIPU_L_WHOLE, AIPU_L_META };
+/*
+ * Where a tracker's node is: nowhere (nothing to take), the wheel, the due
+ * list, or the drain list (its queue is being freed).
+ */
+enum aipu_lwhere { AIPU_L_NOWHERE, AIPU_L_WHEEL, AIPU_L_DUE, AIPU_L_DRAIN };
+enum aipu_lentry_state { AIPU_L_IDLE, AIPU_L_WAITING, AIPU_L_PENDING,
+			 AIPU_L_ISSUING };
+
+/* The whole-file or metadata entry of a file, embedded in its tracker. */
+struct aipu_lentry {
+	struct list_head lru;		/* on waiting or pending */
+	struct aipu_ltracker *t;
+	unsigned long time;
+	u8 kind, state;
+};
+
+struct aipu_ltracker {
+	struct list_head link;		/* in its device's trackers */
+	struct aipu_ltrack *tr;
+	const void *key;		/* the struct address_space */
+	void *host;			/* its struct inode */
+	struct aipu_flog q;		/* queued pages */
+	struct aipu_wheel_node node;	/* on the list @where says */
+	struct list_head retried;	/* on tr->retried: pages put back */
+	struct aipu_lentry whole, meta;
+	unsigned int users;		/* batches and entries being written */
+	unsigned long out_time;		/* oldest page of batches out */
+	u8 where;			/* enum aipu_lwhere */
+	bool dead;			/* mapping evicted; free when unused */
+	bool hashed;			/* findable by aipu_ltracker_lookup() */
+};
+
+struct aipu_lstats {
+	u64 pages_dirtied;	/* clean -> dirty transitions seen */
+	u64 pages_taken;	/* pages handed to the flusher */
+	u64 pages_retried;	/* still dirty after their write: kept */
+	u64 entries_scanned;	/* files and entries phase 1 looked at */
+	u64 fallbacks;		/* a file bounded as a whole instead */
+	u64 trackers;		/* gauge */
+	u64 bytes;		/* gauge: queue memory of the files */
+};
+
+/* Slots of the wheel: span max_age and a few periods (the caller's width). */
+#define AIPU_LTRACK_SLOTS	256
+/* A file with more queue memory than this is bounded as a whole. */
+#define AIPU_LTRACK_BYTES_MAX	(4UL << 20)
+
+struct aipu_ltrack {
+	struct aipu_wheel wheel;
+	struct list_head slots[AIPU_LTRACK_SLOTS];
+	struct list_head due;		/* files phase 1 found due */
+	struct list_head drain;		/* files whose queue is being freed */
+	struct list_head retried;	/* files with pages put back this pass */
+	struct list_head waiting;	/* embedded entries, oldest first */
+	struct list_head pending;	/* embedded entries phase 1 moved */
+	struct list_head trackers;	/* every tracker of this device */
+	struct aipu_lstats st;
+};
+
+/* One take of a file's pages: the flusher's, merged outside the lock. */
+#define AIPU_LBATCH_MAX		(4 * AIPU_FLOG_TAKE_MIN)
+struct aipu_lbatch {
+	struct aipu_ltracker *t;
+	unsigned int n;
+	struct aipu_extent x[AIPU_LBATCH_MAX];
+};
+
+/* Provided by the kernel glue or the unit tests, as for track.c. */
+struct aipu_ltracker *aipu_ltracker_alloc(void);
+void aipu_ltracker_free(struct aipu_ltracker *t);
+struct aipu_ltracker *aipu_ltracker_lookup(const void *key);
+int aipu_ltracker_insert(struct aipu_ltracker *t);
+void aipu_ltracker_remove(struct aipu_ltracker *t);
+
+void ltrack_init(struct aipu_ltrack *tr, unsigned long width,
+		 unsigned long now);
+struct aipu_ltracker *ltrack_get(struct aipu_ltrack *tr, const void *key,
+				 void *host);
+void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		  pgoff_t start, unsigned long nr, unsigned long time);
+void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		  unsigned long time);
+void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		 unsigned long time, bool was_clean);
+bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
+		 unsigned int *budget);
+struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
+				struct aipu_lbatch *b);
+void ltrack_done_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		       pgoff_t index, unsigned long nr, unsigned long time,
+		       bool still_dirty);
+void ltrack_requeue_entry(struct aipu_ltrack *tr, struct aipu_lentry *e);
+void ltrack_done_entry(struct aipu_ltrack *tr, struct aipu_lentry *e);
+void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t);
+void ltrack_end_pass(struct aipu_ltrack *tr);
+bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time);
+unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			     unsigned long budget, unsigned long now);
+bool ltrack_kill(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		 unsigned long budget);
+
+#endif /* AIPU_TRACK_LOG_H */

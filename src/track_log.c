@@ -1,0 +1,556 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aipu: a device's queue built from logs.  See include/aipu_track_log.h;
+ * every function here runs under the lock of the device whose queue @tr is,
+ * and never sleeps.
+ */
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+
+#include "aipu_track_log.h"
+
+void ltrack_init(struct aipu_ltrack *tr, unsigned long width,
+		 unsigned long now)
+{
+	memset(tr, 0, sizeof(*tr));
+	wheel_init(&tr->wheel, tr->slots, AIPU_LTRACK_SLOTS, width, now);
+	INIT_LIST_HEAD(&tr->due);
+	INIT_LIST_HEAD(&tr->drain);
+	INIT_LIST_HEAD(&tr->retried);
+	INIT_LIST_HEAD(&tr->waiting);
+	INIT_LIST_HEAD(&tr->pending);
+	INIT_LIST_HEAD(&tr->trackers);
+}
+
+static void entry_init(struct aipu_lentry *e, struct aipu_ltracker *t, u8 kind)
+{
+	INIT_LIST_HEAD(&e->lru);
+	e->t = t;
+	e->kind = kind;
+	e->state = AIPU_L_IDLE;
+}
+
+struct aipu_ltracker *ltrack_get(struct aipu_ltrack *tr, const void *key,
+				 void *host)
+{
+	struct aipu_ltracker *t = aipu_ltracker_lookup(key);
+
+	if (t && t->hashed && !t->dead)
+		return t->tr == tr ? t : NULL;
+	t = aipu_ltracker_alloc();
+	if (!t)
+		return NULL;
+	memset(t, 0, sizeof(*t));
+	t->tr = tr;
+	t->key = key;
+	t->host = host;
+	flog_init(&t->q);
+	INIT_LIST_HEAD(&t->node.link);
+	INIT_LIST_HEAD(&t->retried);
+	entry_init(&t->whole, t, AIPU_L_WHOLE);
+	entry_init(&t->meta, t, AIPU_L_META);
+	if (aipu_ltracker_insert(t)) {
+		aipu_ltracker_free(t);
+		return NULL;
+	}
+	t->hashed = true;
+	list_add_tail(&t->link, &tr->trackers);
+	tr->st.trackers++;
+	return t;
+}
+
+static bool entry_queued(const struct aipu_lentry *e)
+{
+	return e->state == AIPU_L_WAITING || e->state == AIPU_L_PENDING;
+}
+
+static void unlink_node(struct aipu_ltrack *tr, struct aipu_ltracker *t)
+{
+	if (t->where == AIPU_L_WHEEL)
+		wheel_del(&tr->wheel, &t->node);
+	else
+		list_del_init(&t->node.link);
+	t->where = AIPU_L_NOWHERE;
+}
+
+/*
+ * Put @t where its oldest takeable page says: the wheel's slot of that
+ * time, or nowhere if it has none.  A file on the due list stays there
+ * (phase 2 will come to it); one being drained or evicted goes nowhere.
+ */
+static void requeue(struct aipu_ltrack *tr, struct aipu_ltracker *t)
+{
+	unsigned long time;
+
+	if (t->dead || t->where == AIPU_L_DUE || t->where == AIPU_L_DRAIN)
+		return;
+	if (!flog_oldest(&t->q, &time)) {
+		if (t->where != AIPU_L_NOWHERE)
+			unlink_node(tr, t);
+		return;
+	}
+	if (t->where == AIPU_L_WHEEL) {
+		if (!time_before(time, t->node.time))
+			return;		/* its slot is still right */
+		wheel_del(&tr->wheel, &t->node);
+	}
+	wheel_add(&tr->wheel, &t->node, time);
+	t->where = AIPU_L_WHEEL;
+}
+
+static void account(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		    unsigned long before)
+{
+	tr->st.bytes += t->q.log.bytes - before;
+}
+
+/*
+ * Pages [start, start + nr) of @t went clean -> dirty at @time.  A file
+ * bounded as a whole needs nothing more for them (its whole-file entry is
+ * older: they are written early, never late); a file past its memory cap,
+ * being drained, or whose log cannot grow, is bounded so from here.
+ */
+void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		  pgoff_t start, unsigned long nr, unsigned long time)
+{
+	unsigned long before = t->q.log.bytes, done;
+
+	tr->st.pages_dirtied += nr;
+	if (entry_queued(&t->whole))
+		return;
+	if (t->where == AIPU_L_DRAIN ||
+	    t->q.log.bytes >= AIPU_LTRACK_BYTES_MAX) {
+		ltrack_whole(tr, t, time);
+		return;
+	}
+	done = flog_dirty(&t->q, start, nr, time);
+	account(tr, t, before);
+	if (done < nr)
+		ltrack_whole(tr, t, time);
+	if (t->where == AIPU_L_NOWHERE)
+		requeue(tr, t);
+}
+
+/* Into the waiting list in time order, walking from the tail. */
+static void waiting_insert(struct aipu_ltrack *tr, struct aipu_lentry *e)
+{
+	struct list_head *pos = tr->waiting.prev;
+
+	while (pos != &tr->waiting &&
+	       time_before(e->time, list_entry(pos, struct aipu_lentry,
+					       lru)->time))
+		pos = pos->prev;
+	list_add(&e->lru, pos);
+	e->state = AIPU_L_WAITING;
+}
+
+/* The whole-file entry waits at @time, unless it waits at an older one. */
+static void whole_by(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		     unsigned long time)
+{
+	struct aipu_lentry *w = &t->whole;
+
+	if (w->state == AIPU_L_WAITING) {
+		if (!time_before(time, w->time))
+			return;
+		list_del(&w->lru);
+	}
+	w->time = time;
+	waiting_insert(tr, w);
+}
+
+/*
+ * Bound the whole file by @time: memory ran out, or the cap.  Already
+ * queued means an older time is set; being written means the flusher reads
+ * the file's dirty pages afterwards.
+ */
+void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		  unsigned long time)
+{
+	if (t->whole.state != AIPU_L_IDLE)
+		return;
+	tr->st.fallbacks++;
+	whole_by(tr, t, time);
+}
+
+void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		 unsigned long time, bool was_clean)
+{
+	struct aipu_lentry *e = &t->meta;
+
+	if (e->state == AIPU_L_WAITING && was_clean) {
+		list_del(&e->lru);	/* written by someone since: anew */
+		e->state = AIPU_L_IDLE;
+	}
+	if (e->state != AIPU_L_IDLE)
+		return;
+	e->time = time;
+	waiting_insert(tr, e);
+}
+
+/*
+ * Free at most *@budget objects of @t's queue (counted down); true once
+ * nothing is left.  @t is on the drain list until then.
+ */
+static bool drain(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		  unsigned long *budget)
+{
+	unsigned long before = t->q.log.bytes;
+	bool done;
+
+	if (t->where != AIPU_L_DRAIN) {
+		if (t->where != AIPU_L_NOWHERE)
+			unlink_node(tr, t);
+		list_add_tail(&t->node.link, &tr->drain);
+		t->where = AIPU_L_DRAIN;
+		list_del_init(&t->retried);
+	}
+	done = flog_drop(&t->q, budget);
+	account(tr, t, before);
+	if (done) {
+		list_del_init(&t->node.link);
+		t->where = AIPU_L_NOWHERE;
+		flog_init(&t->q);
+	}
+	return done;
+}
+
+/*
+ * Phase 1: queues left half freed by the shrinker first, then due embedded
+ * entries to the pending list and due files from the wheel to the due
+ * list, looking at most at *@budget of them (counted down).  Returns true
+ * when done, false when the budget ran out: call again after dropping the
+ * lock.
+ */
+bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
+		 unsigned int *budget)
+{
+	struct aipu_ltracker *t, *tmp;
+	struct aipu_lentry *e;
+	unsigned int before;
+	unsigned long left;
+	LIST_HEAD(due);
+	bool done;
+
+	list_for_each_entry_safe(t, tmp, &tr->drain, node.link) {
+		if (t->dead)
+			continue;	/* ltrack_kill() frees it */
+		left = *budget;
+		done = drain(tr, t, &left);
+		*budget = left;
+		if (!done)
+			return false;
+	}
+	while ((e = list_first_entry_or_null(&tr->waiting, struct aipu_lentry,
+					     lru)) &&
+	       time_before(e->time, cutoff)) {
+		if (!*budget)
+			return false;
+		(*budget)--;
+		tr->st.entries_scanned++;
+		list_move_tail(&e->lru, &tr->pending);
+		e->state = AIPU_L_PENDING;
+	}
+	before = *budget;
+	done = wheel_due(&tr->wheel, cutoff, &due, budget);
+	tr->st.entries_scanned += before - *budget;
+	list_for_each_entry(t, &due, node.link)
+		t->where = AIPU_L_DUE;
+	list_splice_tail(&due, &tr->due);
+	return done;
+}
+
+/*
+ * The first due file's pages into @b, as many as fit; the file leaves the
+ * due list once nothing due is left in it.
+ */
+static void take_pages(struct aipu_ltrack *tr, unsigned long cutoff,
+		       struct aipu_lbatch *b)
+{
+	struct aipu_ltracker *t;
+	unsigned long time;
+	unsigned int i;
+
+	while ((t = list_first_entry_or_null(&tr->due, struct aipu_ltracker,
+					     node.link))) {
+		unsigned long before = t->q.log.bytes;
+
+		b->n = flog_take(&t->q, cutoff, b->x, AIPU_LBATCH_MAX);
+		account(tr, t, before);
+		if (!flog_oldest(&t->q, &time) || !time_before(time, cutoff)) {
+			list_del_init(&t->node.link);
+			t->where = AIPU_L_NOWHERE;
+			requeue(tr, t);
+		}
+		if (!b->n)
+			continue;	/* only stale entries were due */
+		for (i = 0; i < b->n; i++)
+			tr->st.pages_taken += b->x[i].nr;
+		if (!t->users || time_before(b->x[0].time, t->out_time))
+			t->out_time = b->x[0].time;
+		t->users++;
+		b->t = t;
+		return;
+	}
+}
+
+/*
+ * Phase 2: the oldest of what phase 1 found, dirtied before @cutoff: an
+ * embedded entry (returned; hand it back with ltrack_done_entry()), or a
+ * batch of one file's extents in @b (NULL returned, @b->t set: merge them
+ * with flog_merge() outside the lock, hand each back with
+ * ltrack_done_pages(), then call ltrack_put(@b->t)).  NULL with @b->t NULL:
+ * nothing is left.
+ */
+struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
+				struct aipu_lbatch *b)
+{
+	struct aipu_lentry *e = list_first_entry_or_null(&tr->pending,
+							 struct aipu_lentry,
+							 lru);
+	struct aipu_ltracker *t = list_first_entry_or_null(&tr->due,
+							   struct aipu_ltracker,
+							   node.link);
+
+	b->t = NULL;
+	b->n = 0;
+	if (t && (!e || time_after(e->time, t->node.time))) {
+		take_pages(tr, cutoff, b);
+		if (b->t || !e)
+			return NULL;
+	}
+	/* An entry first, or the due files held only stale entries. */
+	if (!e)
+		return NULL;
+	list_del_init(&e->lru);
+	e->state = AIPU_L_ISSUING;
+	e->t->users++;
+	return e;
+}
+
+/*
+ * Bound @t's pages dirtied at @time or later by its whole-file entry: queue
+ * it at @time (a fallback) or move it earlier, wherever it is (one being
+ * written puts back what it finds still dirty at its own time).
+ */
+static void whole_cover(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			unsigned long time)
+{
+	struct aipu_lentry *w = &t->whole;
+
+	if (w->state == AIPU_L_IDLE)
+		tr->st.fallbacks++;
+	if (w->state == AIPU_L_IDLE || w->state == AIPU_L_WAITING)
+		whole_by(tr, t, time);
+	else if (time_before(time, w->time))
+		w->time = time;
+}
+
+/*
+ * Taken pages [index, index + nr) of @t, first dirtied at @time or later,
+ * were written or found clean, or (@still_dirty) are to be written again at
+ * @time, in the next pass.  Nothing to do for an evicted file.  A file
+ * bounded as a whole meanwhile, or being drained, keeps them under its
+ * whole-file entry, no later than @time.
+ */
+void ltrack_done_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		       pgoff_t index, unsigned long nr, unsigned long time,
+		       bool still_dirty)
+{
+	bool whole = t->whole.state != AIPU_L_IDLE;
+
+	if (t->dead)
+		return;
+	if (still_dirty)
+		tr->st.pages_retried += nr;
+	if (t->where == AIPU_L_DRAIN || whole) {
+		if (t->where != AIPU_L_DRAIN)
+			flog_done(&t->q, index, nr, time, false);
+		if (still_dirty)
+			whole_cover(tr, t, time);
+		return;
+	}
+	if (flog_done(&t->q, index, nr, time, still_dirty))
+		whole_cover(tr, t, time);
+	if (flog_retried(&t->q) && list_empty(&t->retried))
+		list_add_tail(&t->retried, &tr->retried);
+}
+
+/* The pass is over: what it put back is due in the next. */
+void ltrack_end_pass(struct aipu_ltrack *tr)
+{
+	struct aipu_ltracker *t, *tmp;
+
+	list_for_each_entry_safe(t, tmp, &tr->retried, retried) {
+		list_del_init(&t->retried);
+		flog_end_pass(&t->q);
+		requeue(tr, t);
+	}
+}
+
+/* The embedded entry @e, being written, needs another try. */
+void ltrack_requeue_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
+{
+	if (!e->t->dead && e->state == AIPU_L_ISSUING)
+		waiting_insert(tr, e);
+}
+
+/* The flusher is done with @e (written, or put back). */
+void ltrack_done_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
+{
+	if (e->state == AIPU_L_ISSUING)
+		e->state = AIPU_L_IDLE;
+	ltrack_put(tr, e->t);
+}
+
+static void tracker_unhash(struct aipu_ltrack *tr, struct aipu_ltracker *t)
+{
+	if (!t->hashed)
+		return;
+	t->hashed = false;
+	aipu_ltracker_remove(t);
+	list_del_init(&t->link);
+	tr->st.trackers--;
+}
+
+/* Nothing queued, nothing held: the tracker can go. */
+static bool finished(const struct aipu_ltracker *t)
+{
+	return t->where == AIPU_L_NOWHERE && flog_empty(&t->q) &&
+	       !t->q.live.nr_chunks && !t->q.live.nr_moved &&
+	       t->whole.state == AIPU_L_IDLE && t->meta.state == AIPU_L_IDLE;
+}
+
+/* A batch or entry of @t is handed back; free @t if it is finished. */
+void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t)
+{
+	if (--t->users)
+		return;
+	if (!t->dead && !finished(t))
+		return;
+	tracker_unhash(tr, t);
+	aipu_ltracker_free(t);
+}
+
+static void older(unsigned long time, unsigned long *oldest, bool *found)
+{
+	if (!*found || time_before(time, *oldest))
+		*oldest = time;
+	*found = true;
+}
+
+/*
+ * The first-dirty time of the oldest page queued, false if none: the
+ * embedded entries' heads, the due files, and the wheel's first non-empty
+ * slot from its clock (a walk over at most the wheel's slots and one
+ * slot's files: for `stat` and the shrinker, not the probe).
+ */
+bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time)
+{
+	struct aipu_lentry *w = list_first_entry_or_null(&tr->waiting,
+							 struct aipu_lentry,
+							 lru);
+	struct aipu_lentry *p = list_first_entry_or_null(&tr->pending,
+							 struct aipu_lentry,
+							 lru);
+	struct aipu_wheel *wh = &tr->wheel;
+	struct aipu_wheel_node *n;
+	struct aipu_ltracker *t;
+	struct list_head *slot;
+	bool found = false;
+	unsigned int s;
+
+	if (w)
+		older(w->time, time, &found);
+	if (p)
+		older(p->time, time, &found);
+	list_for_each_entry(t, &tr->due, node.link)
+		older(t->node.time, time, &found);
+	list_for_each_entry(n, &wh->late, link)
+		older(n->time, time, &found);
+	for (s = 0; s < wh->nslots; s++) {
+		slot = &wh->slot[(wh->clock / wh->width + s) % wh->nslots];
+		list_for_each_entry(n, slot, link)
+			older(n->time, time, &found);
+		if (!list_empty(slot))
+			break;
+	}
+	return found;
+}
+
+/*
+ * The oldest first-dirty time of anything of @t's pages aipu knows: its
+ * queue, this pass's retries, and a batch the flusher holds (whose pages
+ * may be put back).  @now if none.
+ */
+static unsigned long file_oldest(const struct aipu_ltracker *t,
+				 unsigned long now)
+{
+	unsigned long oldest = now, time;
+	bool found = false;
+	struct aipu_retry *r;
+
+	if (flog_oldest(&t->q, &time))
+		older(time, &oldest, &found);
+	list_for_each_entry(r, &t->q.retry_new, link)
+		older(r->x.time, &oldest, &found);
+	if (t->users)
+		older(t->out_time, &oldest, &found);
+	return oldest;
+}
+
+/*
+ * Memory pressure (the shrinker): bound @t as a whole at its oldest time
+ * (no later than any page it replaces: written early, never late) and free
+ * its queue, at most @budget objects a call; phase 1 finishes what the
+ * shrinker leaves.  Returns the objects freed.
+ */
+unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			     unsigned long budget, unsigned long now)
+{
+	unsigned long left = budget, oldest;
+
+	if (t->dead || t->whole.state == AIPU_L_ISSUING)
+		return 0;	/* its walk may be past a page we would free */
+	if (t->where != AIPU_L_DRAIN) {
+		oldest = file_oldest(t, now);
+		if (t->whole.state == AIPU_L_IDLE)
+			tr->st.fallbacks++;
+		if (t->whole.state != AIPU_L_PENDING)
+			whole_by(tr, t, oldest);
+		else if (time_before(oldest, t->whole.time))
+			t->whole.time = oldest;	/* what it puts back keeps it */
+	}
+	drain(tr, t, &left);
+	return budget - left;
+}
+
+/*
+ * The mapping is going away (inode eviction): forget it, freeing at most
+ * @budget objects a call.  Returns true once everything is gone; until
+ * then the caller calls again, and may drop the lock in between.  From the
+ * first call nobody can find @t and nothing is added to it; it stays
+ * allocated until the flusher lets go of it too.
+ */
+bool ltrack_kill(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		 unsigned long budget)
+{
+	if (!t->dead) {
+		if (entry_queued(&t->whole))
+			list_del_init(&t->whole.lru);
+		if (entry_queued(&t->meta))
+			list_del_init(&t->meta.lru);
+		if (t->whole.state != AIPU_L_ISSUING)
+			t->whole.state = AIPU_L_IDLE;
+		if (t->meta.state != AIPU_L_ISSUING)
+			t->meta.state = AIPU_L_IDLE;
+		tracker_unhash(tr, t);
+		t->dead = true;
+		t->users++;		/* until the last call */
+	}
+	if (!drain(tr, t, &budget))
+		return false;
+	ltrack_put(tr, t);
+	return true;
+}

@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of a device's queue built from logs (src/track_log.c, with
+ * src/flog.c, src/log.c, src/live.c and src/wheel.c) in user space.
+ *
+ * A model-based test drives several files of one device over a clock that
+ * crosses the jiffies wrap: writers dirty ranges of pages and inodes,
+ * someone else cleans pages (fsync), files are evicted and the shrinker
+ * degrades files, in bounded steps; the flusher runs passes (phase 1 with
+ * random budgets, phase 2 until nothing is left) that write what is due,
+ * with pages declined or dirtied again during their write, and allocations
+ * fail now and then.  Checked: between steps, every dirty page is covered by
+ * a live queued entry or its file's whole-file entry, no later than its
+ * first-dirty time; in a pass, no page is written before it is due (except
+ * where a fallback made it early) and after a pass nothing due is left but
+ * what was declined; at the end no memory is held.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/jiffies.h>
+
+#include "aipu_track_log.h"
+
+static int passed, failed;
+static const char *cur;
+static long n_bytes, n_chunks, n_moved, n_retries, n_trackers;
+static int fail_every;
+
+#define CHECK(cond)                                                        \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			printf("  %s: %s:%d: %s\n", cur, __FILE__, __LINE__, \
+			       #cond);                                     \
+			return 1;                                          \
+		}                                                          \
+	} while (0)
+
+static bool fail(void)
+{
+	return fail_every && rand() % fail_every == 0;
+}
+
+struct aipu_seg *aipu_seg_alloc(unsigned int bytes)
+{
+	if (fail())
+		return NULL;
+	n_bytes += bytes;
+	return calloc(1, bytes);
+}
+
+void aipu_seg_free(struct aipu_seg *s, unsigned int bytes)
+{
+	n_bytes -= bytes;
+	free(s);
+}
+
+struct aipu_live_chunk *aipu_live_chunk_alloc(void)
+{
+	if (fail())
+		return NULL;
+	n_chunks++;
+	return malloc(sizeof(struct aipu_live_chunk));
+}
+
+void aipu_live_chunk_free(struct aipu_live_chunk *c)
+{
+	n_chunks--;
+	free(c);
+}
+
+struct aipu_moved *aipu_moved_alloc(void)
+{
+	if (fail())
+		return NULL;
+	n_moved++;
+	return malloc(sizeof(struct aipu_moved));
+}
+
+void aipu_moved_free(struct aipu_moved *m)
+{
+	n_moved--;
+	free(m);
+}
+
+struct aipu_retry *aipu_retry_alloc(void)
+{
+	if (fail())
+		return NULL;
+	n_retries++;
+	return malloc(sizeof(struct aipu_retry));
+}
+
+void aipu_retry_free(struct aipu_retry *r)
+{
+	n_retries--;
+	free(r);
+}
+
+#define NF 8
+#define PAGES 600
+
+static char keys[NF];
+static struct aipu_ltracker *table[NF];
+
+struct aipu_ltracker *aipu_ltracker_alloc(void)
+{
+	if (fail())
+		return NULL;
+	n_trackers++;
+	return malloc(sizeof(struct aipu_ltracker));
+}
+
+void aipu_ltracker_free(struct aipu_ltracker *t)
+{
+	n_trackers--;
+	memset(t, 0x5a, sizeof(*t));	/* a use after free shows */
+	free(t);
+}
+
+struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
+{
+	return table[(const char *)key - keys];
+}
+
+int aipu_ltracker_insert(struct aipu_ltracker *t)
+{
+	table[(const char *)t->key - keys] = t;
+	return 0;
+}
+
+void aipu_ltracker_remove(struct aipu_ltracker *t)
+{
+	table[(const char *)t->key - keys] = NULL;
+}
+
+#define T0 ((unsigned long)-5000)	/* 5000 jiffies before the wrap */
+
+static struct aipu_ltrack tr;
+static unsigned long now;
+static long first[NF][PAGES];		/* first-dirty time - T0, -1 clean */
+/*
+ * A fallback may write the page early: an entry whose live bit could not
+ * be recorded stays live past later dirtyings, until it is taken; kept
+ * until the file is evicted.
+ */
+static bool early_ok[NF][PAGES];
+static bool declined[NF][PAGES];	/* put back in the last pass */
+static bool retried[NF][PAGES];		/* put back when due: early later */
+static struct aipu_ltracker *dying[NF];	/* being evicted */
+
+/* Pages of @f with a live queued entry no later than their time. */
+static unsigned int good[PAGES];
+
+static bool stale(struct aipu_live *l, pgoff_t p, unsigned long time)
+{
+	struct rb_node *n = l->moved.rb_node;
+
+	while (n) {
+		struct aipu_moved *m = rb_entry(n, struct aipu_moved, node);
+
+		if (p == m->index)
+			return m->time != time;
+		n = p < m->index ? n->rb_left : n->rb_right;
+	}
+	return false;
+}
+
+static void count(struct aipu_ltracker *t, int f, const struct aipu_extent *x)
+{
+	pgoff_t p;
+
+	for (p = x->index; p < x->index + x->nr && p < PAGES; p++)
+		if (first[f][p] >= 0 && !stale(&t->q.live, p, x->time) &&
+		    !time_after(x->time, T0 + first[f][p]))
+			good[p]++;
+}
+
+static int check_file(int f)
+{
+	struct aipu_ltracker *t = table[f];
+	struct aipu_extent x;
+	struct aipu_retry *r;
+	struct aipu_seg *s;
+	unsigned int i;
+	u64 e;
+
+	memset(good, 0, sizeof(good));
+	if (!t) {
+		for (i = 0; i < PAGES; i++)
+			CHECK(first[f][i] < 0);
+		return 0;
+	}
+	CHECK(!t->dead && t->hashed);
+	if (t->where == AIPU_L_DRAIN)
+		goto whole;
+	for (s = t->q.log.head; s; s = s->next) {
+		for (i = s == t->q.log.head ? t->q.log.pos : 0; i < s->n; i++) {
+			e = s->e[i];
+			x.index = e >> (AIPU_LOG_DT_BITS + AIPU_LOG_LEN_BITS);
+			x.nr = ((e >> AIPU_LOG_DT_BITS) &
+				(AIPU_LOG_LEN_MAX - 1)) + 1;
+			x.time = s->base + (e & AIPU_LOG_DT_MAX);
+			count(t, f, &x);
+		}
+	}
+	list_for_each_entry(r, &t->q.retry, link)
+		count(t, f, &r->x);
+	list_for_each_entry(r, &t->q.retry_new, link)
+		count(t, f, &r->x);
+whole:
+	for (i = 0; i < PAGES; i++) {
+		bool by_whole = (t->whole.state == AIPU_L_WAITING ||
+				 t->whole.state == AIPU_L_PENDING) &&
+				!time_after(t->whole.time, T0 + first[f][i]);
+
+		if (first[f][i] >= 0 && !good[i] && !by_whole)
+			printf("  file %d page %u first %ld where %d whole %d\n",
+			       f, i, first[f][i], t->where, t->whole.state);
+		CHECK(first[f][i] < 0 || good[i] || by_whole);
+	}
+	/* Queued somewhere phase 1 looks, if it has anything to take. */
+	CHECK(t->where != AIPU_L_NOWHERE || flog_empty(&t->q) ||
+	      !list_empty(&t->retried) || t->users);
+	return 0;
+}
+
+static int check_all(void)
+{
+	int f;
+
+	for (f = 0; f < NF; f++)
+		if (check_file(f))
+			return 1;
+	return 0;
+}
+
+static void dirty(int f, pgoff_t p, unsigned int k)
+{
+	pgoff_t end = p + k > PAGES ? PAGES : p + k, s, q;
+	struct aipu_ltracker *t;
+	unsigned long imprecise, fb;
+	bool bywhole;
+
+	if (dying[f])
+		return;		/* the inode is being evicted */
+	t = ltrack_get(&tr, &keys[f], NULL);
+	if (!t) {
+		/* No tracker: the kernel leaves the file to Linux. */
+		return;
+	}
+	for (s = p; s < end; s = q) {
+		for (; s < end && first[f][s] >= 0; s++)
+			;
+		for (q = s; q < end && first[f][q] < 0; q++)
+			first[f][q] = now - T0;
+		if (q == s)
+			break;
+		imprecise = t->q.imprecise;
+		fb = tr.st.fallbacks;
+		/* Under the whole-file entry: written early, never late. */
+		bywhole = t->whole.state != AIPU_L_IDLE ||
+			  t->where == AIPU_L_DRAIN;
+		ltrack_pages(&tr, t, s, q - s, now);
+		if (bywhole || imprecise != t->q.imprecise ||
+		    fb != tr.st.fallbacks)
+			for (; s < q; s++)
+				early_ok[f][s] = true;
+	}
+}
+
+static void clean_file(int f)
+{
+	int i;
+
+	for (i = 0; i < PAGES; i++) {
+		first[f][i] = -1;
+		early_ok[f][i] = false;
+		declined[f][i] = false;
+		retried[f][i] = false;
+	}
+}
+
+/* One flusher pass with @cutoff: everything due is written or put back. */
+static int pass(unsigned long cutoff)
+{
+	static struct aipu_lbatch b;
+	struct aipu_lentry *e;
+	unsigned int budget, i, n;
+	int f;
+	pgoff_t p;
+
+	do {
+		budget = 1 + rand() % 6;
+	} while (!ltrack_scan(&tr, cutoff, &budget));
+	memset(declined, 0, sizeof(declined));
+	for (;;) {
+		e = ltrack_take(&tr, cutoff, &b);
+		if (e) {
+			f = (const char *)e->t->key - keys;
+			CHECK(time_before(e->time, cutoff));
+			if (e->kind == AIPU_L_WHOLE) {
+				bool again = false;
+
+				for (p = 0; p < PAGES; p++) {
+					if (first[f][p] < 0)
+						continue;
+					if (rand() % 15 == 0) {
+						declined[f][p] = again = true;
+						retried[f][p] = true;
+						continue;
+					}
+					first[f][p] = -1;
+					retried[f][p] = false;
+				}
+				if (again)
+					ltrack_requeue_entry(&tr, e);
+			}
+			ltrack_done_entry(&tr, e);
+			continue;
+		}
+		if (!b.t)
+			break;
+		f = (const char *)b.t->key - keys;
+		for (i = 0; i < b.n; i++)
+			for (p = b.x[i].index; p < b.x[i].index + b.x[i].nr;
+			     p++) {
+				if (!(first[f][p] < 0 || early_ok[f][p] ||
+				      retried[f][p] ||
+				      time_before(T0 + first[f][p], cutoff)))
+					printf("f %d p %lu first %ld x.time %ld cutoff %ld\n",
+					       f, p, first[f][p],
+					       (long)(b.x[i].time - T0),
+					       (long)(cutoff - T0));
+				CHECK(first[f][p] < 0 || early_ok[f][p] ||
+				      retried[f][p] ||
+				      time_before(T0 + first[f][p], cutoff));
+			}
+		n = flog_merge(b.x, b.n);
+		for (i = 0; i < n; i++) {
+			for (p = b.x[i].index; p < b.x[i].index + b.x[i].nr;
+			     p++) {
+				bool still = first[f][p] >= 0 &&
+					     rand() % 12 == 0;
+
+				if (still) {
+					declined[f][p] = true;
+					retried[f][p] = true;
+				} else {
+					first[f][p] = -1;
+					retried[f][p] = false;
+				}
+				if (rand() % 30 == 0)
+					dirty(f, p, 1);	/* during the write */
+				still = first[f][p] >= 0 &&
+					(still || rand() % 2);
+				ltrack_done_pages(&tr, b.t, p, 1, b.x[i].time,
+						  still);
+			}
+		}
+		ltrack_put(&tr, b.t);
+	}
+	/* Nothing due is left but what was put back. */
+	for (f = 0; f < NF; f++)
+		for (p = 0; p < PAGES; p++) {
+			if (!(first[f][p] < 0 || declined[f][p] ||
+			      !time_before(T0 + first[f][p], cutoff))) {
+				struct aipu_ltracker *t = table[f];
+				unsigned long o = 0;
+				bool has = t && flog_oldest(&t->q, &o);
+
+				printf("f %d p %lu first %ld cutoff %ld t %p where %d whole %d/%ld has %d oldest %ld node %ld clock %ld users %u\n",
+				       f, p, first[f][p], (long)(cutoff - T0), (void *)t,
+				       t ? t->where : -1, t ? t->whole.state : -1,
+				       t ? (long)(t->whole.time - T0) : 0, has, (long)(o - T0),
+				       t ? (long)(t->node.time - T0) : 0, (long)(tr.wheel.clock - T0),
+				       t ? t->users : 0);
+			}
+			CHECK(first[f][p] < 0 || declined[f][p] ||
+			      !time_before(T0 + first[f][p], cutoff));
+		}
+	ltrack_end_pass(&tr);
+	return 0;
+}
+
+static void evict_step(int f)
+{
+	unsigned long budget = 1 + rand() % 40;
+
+	if (!dying[f]) {
+		dying[f] = table[f];
+		if (!dying[f])
+			return;
+		clean_file(f);	/* truncated with the inode */
+	}
+	if (ltrack_kill(&tr, dying[f], budget))
+		dying[f] = NULL;
+}
+
+static int model(unsigned int seed, int fail_rate)
+{
+	unsigned long step, cutoff;
+	int f, i;
+
+	srand(seed);
+	memset(&tr, 0, sizeof(tr));
+	memset(dying, 0, sizeof(dying));
+	now = T0;
+	ltrack_init(&tr, 4, now);
+	for (f = 0; f < NF; f++)
+		clean_file(f);
+	fail_every = fail_rate;
+	for (step = 0; step < 40000; step++) {
+		unsigned int r = rand() % 100;
+		pgoff_t p = rand() % PAGES;
+
+		f = rand() % NF;
+		if (dying[f] && r < 70) {
+			evict_step(f);
+			continue;
+		}
+		if (r < 40) {
+			dirty(f, p, 1 + rand() % (r < 4 ? 200 : 6));
+		} else if (r < 47) {
+			if (first[f][p] >= 0 && first[f][p] < (long)(now - T0)) {
+				first[f][p] = -1;	/* fsync */
+				retried[f][p] = false;
+				now++;
+			}
+		} else if (r < 48) {
+			evict_step(f);
+		} else if (r < 50) {
+			if (table[f] && !dying[f])
+				ltrack_degrade(&tr, table[f], 1 + rand() % 30,
+					       now);
+		} else if (r < 70) {
+			now += 1 + rand() % 4;
+		} else {
+			cutoff = now - rand() % 20;
+			if (pass(cutoff))
+				return 1;
+		}
+		if (step % 53 == 0 && check_all())
+			return 1;
+	}
+	fail_every = 0;
+	now++;
+	if (pass(now) || check_all())	/* everything dirtied before now */
+		return 1;
+	for (f = 0; f < NF; f++) {
+		if (!dying[f] && table[f]) {
+			dying[f] = table[f];
+			clean_file(f);
+		}
+		for (i = 0; dying[f]; i++)
+			evict_step(f);
+	}
+	CHECK(!n_bytes && !n_chunks && !n_moved && !n_retries && !n_trackers);
+	CHECK(!tr.st.trackers && !tr.st.bytes);
+	printf("  model (allocations failing 1 in %d, 0: none): %llu pages dirtied, %llu taken, %llu retried, %llu fallbacks\n",
+	       fail_rate,
+	       (unsigned long long)tr.st.pages_dirtied,
+	       (unsigned long long)tr.st.pages_taken,
+	       (unsigned long long)tr.st.pages_retried,
+	       (unsigned long long)tr.st.fallbacks);
+	return 0;
+}
+
+/* Without failures early_ok comes only from the shrinker: a strict run. */
+static int test_model(void)
+{
+	return model(3, 0);
+}
+
+static int test_model_failing(void)
+{
+	return model(5, 80);
+}
+
+#define RUN(fn)                                                        \
+	do {                                                           \
+		cur = #fn;                                             \
+		if (fn()) {                                            \
+			failed++;                                      \
+			printf("FAIL %s\n", #fn);                      \
+		} else {                                               \
+			passed++;                                      \
+			printf("ok   %s\n", #fn);                      \
+		}                                                      \
+	} while (0)
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IONBF, 0);
+	RUN(test_model);
+	RUN(test_model_failing);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
