@@ -29,7 +29,8 @@ bool flog_empty(const struct aipu_flog *f)
 
 static struct aipu_retry *retry_first(const struct aipu_flog *f)
 {
-	return list_first_entry_or_null(&f->retry, struct aipu_retry, link);
+	return list_empty(&f->retry) ? NULL :
+	       list_entry(f->retry.next, struct aipu_retry, link);
 }
 
 /*
