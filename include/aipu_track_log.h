@@ -100,6 +100,7 @@ struct aipu_ltrack {
 #define AIPU_LBATCH_MAX		(4 * AIPU_FLOG_TAKE_MIN)
 struct aipu_lbatch {
 	struct aipu_ltracker *t;
+	bool again;			/* nothing taken, but call again */
 	unsigned int n;
 	struct aipu_extent x[AIPU_LBATCH_MAX];
 };

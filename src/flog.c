@@ -141,18 +141,21 @@ static unsigned int live_pieces(struct aipu_flog *f,
 
 /*
  * Take the queued pages dirtied before @cutoff, oldest first, into @out (at
- * least AIPU_FLOG_TAKE_MIN long; up to @max extents).  Returns how many
- * extents; fewer than asked may mean @out is full, so call again.  Every
- * page taken must be handed back with flog_done().
+ * least AIPU_FLOG_TAKE_MIN long; up to @max extents), looking at no more
+ * than AIPU_FLOG_TAKE_ENTRIES entries, so that a run of stale ones does not
+ * make the hold long.  Returns how many extents; 0 may only mean that every
+ * entry looked at was stale, so call again while flog_oldest() is due.
+ * Every page taken must be handed back with flog_done().
  */
 unsigned int flog_take(struct aipu_flog *f, unsigned long cutoff,
 		       struct aipu_extent *out, unsigned int max)
 {
+	unsigned int n = 0, entries = 0;
 	struct aipu_extent x;
-	unsigned int n = 0;
 	bool retry;
 
-	while (next_due(f, cutoff, &x, &retry) && max - n >= (x.nr + 1) / 2) {
+	while (entries++ < AIPU_FLOG_TAKE_ENTRIES &&
+	       next_due(f, cutoff, &x, &retry) && max - n >= (x.nr + 1) / 2) {
 		consume(f, &x, retry);
 		n += live_pieces(f, &x, out + n);
 	}

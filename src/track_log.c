@@ -263,36 +263,35 @@ bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
 
 /*
  * The first due file's pages into @b, as many as fit; the file leaves the
- * due list once nothing due is left in it.
+ * due list once nothing due is left in it.  One flog_take() a hold: if it
+ * found only stale entries, @b->again says to call again.
  */
 static void take_pages(struct aipu_ltrack *tr, unsigned long cutoff,
 		       struct aipu_lbatch *b)
 {
-	struct aipu_ltracker *t;
-	unsigned long time;
+	struct aipu_ltracker *t = list_first_entry(&tr->due,
+						   struct aipu_ltracker,
+						   node.link);
+	unsigned long before = t->q.log.bytes, time;
 	unsigned int i;
 
-	while ((t = list_first_entry_or_null(&tr->due, struct aipu_ltracker,
-					     node.link))) {
-		unsigned long before = t->q.log.bytes;
-
-		b->n = flog_take(&t->q, cutoff, b->x, AIPU_LBATCH_MAX);
-		account(tr, t, before);
-		if (!flog_oldest(&t->q, &time) || !time_before(time, cutoff)) {
-			list_del_init(&t->node.link);
-			t->where = AIPU_L_NOWHERE;
-			requeue(tr, t);
-		}
-		if (!b->n)
-			continue;	/* only stale entries were due */
-		for (i = 0; i < b->n; i++)
-			tr->st.pages_taken += b->x[i].nr;
-		if (!t->users || time_before(b->x[0].time, t->out_time))
-			t->out_time = b->x[0].time;
-		t->users++;
-		b->t = t;
+	b->n = flog_take(&t->q, cutoff, b->x, AIPU_LBATCH_MAX);
+	account(tr, t, before);
+	if (!flog_oldest(&t->q, &time) || !time_before(time, cutoff)) {
+		list_del_init(&t->node.link);
+		t->where = AIPU_L_NOWHERE;
+		requeue(tr, t);
+	}
+	if (!b->n) {
+		b->again = !list_empty(&tr->due);
 		return;
 	}
+	for (i = 0; i < b->n; i++)
+		tr->st.pages_taken += b->x[i].nr;
+	if (!t->users || time_before(b->x[0].time, t->out_time))
+		t->out_time = b->x[0].time;
+	t->users++;
+	b->t = t;
 }
 
 /*
@@ -300,8 +299,9 @@ static void take_pages(struct aipu_ltrack *tr, unsigned long cutoff,
  * embedded entry (returned; hand it back with ltrack_done_entry()), or a
  * batch of one file's extents in @b (NULL returned, @b->t set: merge them
  * with flog_merge() outside the lock, hand each back with
- * ltrack_done_pages(), then call ltrack_put(@b->t)).  NULL with @b->t NULL:
- * nothing is left.
+ * ltrack_done_pages(), then call ltrack_put(@b->t)).  NULL with @b->t NULL
+ * and @b->again false: nothing is left; with @b->again, a hold went on
+ * stale entries only: call again (after dropping the lock).
  */
 struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
 				struct aipu_lbatch *b)
@@ -315,12 +315,14 @@ struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
 
 	b->t = NULL;
 	b->n = 0;
+	b->again = false;
 	if (t && (!e || time_after(e->time, t->node.time))) {
 		take_pages(tr, cutoff, b);
 		if (b->t || !e)
 			return NULL;
+		b->again = false;
 	}
-	/* An entry first, or the due files held only stale entries. */
+	/* An entry first, or the due file held only stale entries. */
 	if (!e)
 		return NULL;
 	list_del_init(&e->lru);

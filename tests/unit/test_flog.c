@@ -119,8 +119,13 @@ static unsigned int take_all(struct aipu_flog *f, unsigned long cutoff,
 {
 	unsigned int n = 0, k;
 
-	while ((k = flog_take(f, cutoff, x + n, 1024 - n)))
+	for (;;) {
+		k = flog_take(f, cutoff, x + n, 1024 - n);
 		n += k;
+		if (!k && (oldest(f) == T0 - 1 ||
+			   !time_before(oldest(f), cutoff)))
+			break;
+	}
 	return flog_merge(x, n);
 }
 
@@ -176,6 +181,28 @@ static int test_stale(void)
 	CHECK(x[0].index == 2 && x[0].nr == 1 && x[0].time == T0 + 50);
 	CHECK(!flog_done(&f, 2, 1, T0 + 50, false));
 	CHECK(flog_empty(&f) && f.live.pages == 0 && !f.live.nr_moved);
+	flog_drop(&f, &(unsigned long){ ~0UL });
+	CHECK(no_memory_held());
+	return 0;
+}
+
+/* A take looks at AIPU_FLOG_TAKE_ENTRIES entries at most, stale or not. */
+static int test_stale_run(void)
+{
+	const unsigned int n = AIPU_FLOG_TAKE_ENTRIES + 100;
+	struct aipu_extent x[AIPU_FLOG_TAKE_MIN];
+	struct aipu_flog f;
+	unsigned int i;
+
+	flog_init(&f);
+	for (i = 0; i < n; i++)
+		CHECK(flog_dirty(&f, 2 * i, 1, T0) == 1);
+	for (i = 0; i < n; i++)		/* fsync, dirtied again */
+		CHECK(flog_dirty(&f, 2 * i, 1, T0 + 50) == 1);
+	CHECK(flog_take(&f, T0 + 10, x, AIPU_FLOG_TAKE_MIN) == 0);
+	CHECK(oldest(&f) == T0);	/* 100 stale entries still due */
+	CHECK(flog_take(&f, T0 + 10, x, AIPU_FLOG_TAKE_MIN) == 0);
+	CHECK(oldest(&f) == T0 + 50);
 	flog_drop(&f, &(unsigned long){ ~0UL });
 	CHECK(no_memory_held());
 	return 0;
@@ -407,6 +434,7 @@ int main(void)
 {
 	RUN(test_take_and_retry);
 	RUN(test_stale);
+	RUN(test_stale_run);
 	RUN(test_take_room);
 	RUN(test_merge);
 	RUN(test_model);

@@ -321,6 +321,8 @@ static int pass(unsigned long cutoff)
 			ltrack_done_entry(&tr, e);
 			continue;
 		}
+		if (!b.t && b.again)
+			continue;
 		if (!b.t)
 			break;
 		f = (const char *)b.t->key - keys;
