@@ -56,6 +56,8 @@ struct aipu_flog {
 #define AIPU_FLOG_TAKE_MIN	(AIPU_LOG_LEN_MAX / 2 + 1)
 /* Entries one flog_take() looks at, at most: bounds the hold. */
 #define AIPU_FLOG_TAKE_ENTRIES	1024
+/* Pages one flog_take() goes past, at most (16 MiB of 4-KiB pages). */
+#define AIPU_FLOG_TAKE_PAGES	4096
 
 /* Provided by the kernel glue or the unit tests. */
 struct aipu_retry *aipu_retry_alloc(void);

@@ -142,22 +142,27 @@ static unsigned int live_pieces(struct aipu_flog *f,
 /*
  * Take the queued pages dirtied before @cutoff, oldest first, into @out (at
  * least AIPU_FLOG_TAKE_MIN long; up to @max extents), looking at no more
- * than AIPU_FLOG_TAKE_ENTRIES entries, so that a run of stale ones does not
- * make the hold long.  Returns how many extents; 0 may only mean that every
+ * than AIPU_FLOG_TAKE_ENTRIES entries and AIPU_FLOG_TAKE_PAGES pages, so
+ * that neither a run of stale entries nor long extents make the hold (and
+ * the hand-back's, a page at a time) long.  Returns how many extents; 0 may only mean that every
  * entry looked at was stale, so call again while flog_oldest() is due.
  * Every page taken must be handed back with flog_done().
  */
 unsigned int flog_take(struct aipu_flog *f, unsigned long cutoff,
 		       struct aipu_extent *out, unsigned int max)
 {
-	unsigned int n = 0, entries = 0;
+	unsigned int n = 0, entries = 0, k;
+	unsigned long pages = 0;
 	struct aipu_extent x;
 	bool retry;
 
 	while (entries++ < AIPU_FLOG_TAKE_ENTRIES &&
+	       pages < AIPU_FLOG_TAKE_PAGES &&
 	       next_due(f, cutoff, &x, &retry) && max - n >= (x.nr + 1) / 2) {
 		consume(f, &x, retry);
-		n += live_pieces(f, &x, out + n);
+		k = live_pieces(f, &x, out + n);
+		pages += x.nr;
+		n += k;
 	}
 	return n;
 }

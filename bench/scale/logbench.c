@@ -15,6 +15,7 @@
  * is the segments' bytes, the same allocation sizes the kernel would use.
  */
 #include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +24,15 @@
 #include <linux/jiffies.h>
 
 #include "aipu_log.h"
+#include "aipu_track_log.h"
 #include "aipu_wheel.h"
 
 #define BATCH 1000
 #define HOLD 256
 #define HOLD_EXTENTS 512
 
-static long live_bytes;
+static long live_bytes;		/* segments */
+static long dev_bytes;			/* the rest of the device queue's */
 
 struct aipu_seg *aipu_seg_alloc(unsigned int bytes)
 {
@@ -41,6 +44,46 @@ void aipu_seg_free(struct aipu_seg *s, unsigned int bytes)
 {
 	live_bytes -= bytes;
 	free(s);
+}
+
+/*
+ * The device queue's other objects, counted at their size (the kernel's
+ * slab caches round up a little: aipu_run's 80 B objects take 81.3 B).
+ */
+#define COUNTED_ALLOC(type, alloc, release)				\
+	type *alloc(void)						\
+	{								\
+		dev_bytes += sizeof(type);				\
+		return malloc(sizeof(type));				\
+	}								\
+	void release(type *p)						\
+	{								\
+		dev_bytes -= sizeof(type);				\
+		free(p);						\
+	}
+COUNTED_ALLOC(struct aipu_live_chunk, aipu_live_chunk_alloc,
+	      aipu_live_chunk_free)
+COUNTED_ALLOC(struct aipu_moved, aipu_moved_alloc, aipu_moved_free)
+COUNTED_ALLOC(struct aipu_retry, aipu_retry_alloc, aipu_retry_free)
+COUNTED_ALLOC(struct aipu_ltracker, aipu_ltracker_alloc, aipu_ltracker_free)
+
+/* Trackers by key: the key is the file's index, the table a plain array. */
+static struct aipu_ltracker **table;
+
+struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
+{
+	return table[(uintptr_t)key];
+}
+
+int aipu_ltracker_insert(struct aipu_ltracker *t)
+{
+	table[(uintptr_t)t->key] = t;
+	return 0;
+}
+
+void aipu_ltracker_remove(struct aipu_ltracker *t)
+{
+	table[(uintptr_t)t->key] = NULL;
 }
 
 static unsigned long long now_ns(void)
@@ -242,6 +285,169 @@ static void steady(unsigned long nfiles, unsigned long pages,
 	free(slots);
 }
 
+/*
+ * The device queue (src/track_log.c) under the same patterns: what the
+ * probe's part costs a page (ltrack_pages(), a tracker per file found in a
+ * plain table), the bytes a page of everything the queue holds, and the
+ * lock holds of a flusher pass that writes it all (phase 1 in holds of
+ * HOLD files; each take, and the hand-back of each batch, a hold of its
+ * own) and of evicting every file (HOLD objects freed a hold).
+ */
+static void hold_stats(double *hold, size_t n, double *p999, double *max)
+{
+	qsort(hold, n, sizeof(*hold), cmp_double);
+	*p999 = pct(hold, n, 0.999) / 1000;
+	*max = n ? hold[n - 1] / 1000 : 0;
+}
+
+static volatile unsigned long long sink;
+
+/* A chain of dependent multiplies taking about @ns, @n times: the noise. */
+static void control(double ns, size_t n)
+{
+	unsigned long long x = 1, t;
+	unsigned long iters = 1000, i;
+	double *hold = malloc(n * sizeof(*hold)), p999, max;
+	size_t k;
+
+	for (k = 0; k < 2; k++) {	/* calibrate, then measure */
+		t = now_ns();
+		for (i = 0; i < iters; i++)
+			x = x * 6364136223846793005ULL + i;
+		iters = iters * ns / (double)(now_ns() - t + 1) + 1;
+	}
+	for (k = 0; k < n; k++) {
+		t = now_ns();
+		for (i = 0; i < iters; i++)
+			x = x * 6364136223846793005ULL + i;
+		hold[k] = now_ns() - t;
+	}
+	sink = x;
+	hold_stats(hold, n, &p999, &max);
+	printf("%-52s %9zu %7s %7s %7s %9s %7.1f %7.1f\n",
+	       "control: a fixed computation of about 10 us", n, "", "", "",
+	       "", p999, max);
+	free(hold);
+}
+
+static void device(enum pattern p, unsigned long pages)
+{
+	unsigned long nfiles = p == SMALL_FILES ? pages / 4 : 1;
+	unsigned long i, n = 0, now = -30000UL, taken = 0, file_pages;
+	size_t nb = pages / BATCH + 1, b = 0, nh = 0, maxh = pages + 1024;
+	double *per = malloc(nb * sizeof(*per));
+	double *hold = malloc(maxh * sizeof(*hold)), sp, sm, kp, km;
+	static struct aipu_lbatch batch;
+	static struct aipu_ltrack tr;
+	unsigned long long t;
+	struct aipu_lentry *e;
+	unsigned int k, m;
+
+	table = calloc(nfiles, sizeof(*table));
+	file_pages = p == SMALL_FILES ? 4 : pages * 2;
+	ltrack_init(&tr, 25, now);
+	while (n < pages) {
+		t = now_ns();
+		for (i = 0; i < BATCH && n < pages; i++, n++) {
+			unsigned long fi = p == SMALL_FILES ? n / 4 : 0;
+			struct aipu_ltracker *tk;
+			pgoff_t idx;
+
+			switch (p) {
+			case RANDOM_DENSE:
+			case RANDOM_SLOW:
+				idx = xorshift() % file_pages;
+				break;
+			case SMALL_FILES:
+				idx = n % 4;
+				break;
+			default:
+				idx = n;
+			}
+			tk = ltrack_get(&tr, (void *)fi, NULL);
+			if (!tk)
+				abort();
+			if (!live_test(&tk->q.live, idx))
+				ltrack_pages(&tr, tk, idx, 1, now);
+			if (p == RANDOM_SLOW || p == SEQ_SLOW || n % 100 == 99)
+				now++;
+		}
+		per[b++] = (double)(now_ns() - t) / i;
+	}
+	qsort(per, b, sizeof(*per), cmp_double);
+	printf("%-52s %9lu %7.1f %7.1f %7.2f", names[p], pages,
+	       pct(per, b, 0.5), pct(per, b, 0.99),
+	       (double)(live_bytes + dev_bytes) / pages);
+
+	/* One pass writes everything: the flusher's holds. */
+	for (;;) {
+		k = HOLD;
+		t = now_ns();
+		if (ltrack_scan(&tr, now + 1, &k) && nh < maxh) {
+			hold[nh++] = now_ns() - t;
+			break;
+		}
+		if (nh < maxh)
+			hold[nh++] = now_ns() - t;
+	}
+	for (;;) {
+		t = now_ns();
+		e = ltrack_take(&tr, now + 1, &batch);
+		if (nh < maxh)
+			hold[nh++] = now_ns() - t;
+		if (e) {
+			ltrack_done_entry(&tr, e);
+			continue;
+		}
+		if (!batch.t && batch.again)
+			continue;
+		if (!batch.t)
+			break;
+		m = flog_merge(batch.x, batch.n);	/* outside the lock */
+		t = now_ns();
+		for (k = 0; k < m; k++) {
+			ltrack_done_pages(&tr, batch.t, batch.x[k].index,
+					  batch.x[k].nr, batch.x[k].time,
+					  false);
+			taken += batch.x[k].nr;
+		}
+		ltrack_put(&tr, batch.t);
+		if (nh < maxh)
+			hold[nh++] = now_ns() - t;
+	}
+	ltrack_end_pass(&tr);
+	hold_stats(hold, nh, &sp, &sm);
+
+	/* Dirty it all again, then evict every file. */
+	for (n = 0; n < pages; n++) {
+		unsigned long fi = p == SMALL_FILES ? n / 4 : 0;
+		struct aipu_ltracker *tk = ltrack_get(&tr, (void *)fi, NULL);
+
+		ltrack_pages(&tr, tk, p == SMALL_FILES ? n % 4 :
+				      xorshift() % file_pages, 1, now);
+	}
+	nh = 0;
+	for (i = 0; i < nfiles; i++) {
+		struct aipu_ltracker *tk = table[i];
+		bool done;
+
+		if (!tk)
+			continue;
+		do {
+			t = now_ns();
+			done = ltrack_kill(&tr, tk, HOLD);
+			if (nh < maxh)
+				hold[nh++] = now_ns() - t;
+		} while (!done);
+	}
+	hold_stats(hold, nh, &kp, &km);
+	printf(" %9lu %7.1f %7.1f %7.1f %7.1f %s\n", taken, sp, sm, kp, km,
+	       live_bytes || dev_bytes ? "LEAK" : "");
+	free(table);
+	free(per);
+	free(hold);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long max = 10000000, pages;
@@ -263,6 +469,17 @@ int main(int argc, char **argv)
 	for (p = RANDOM_DENSE; p <= SMALL_FILES; p++)
 		for (pages = 1000; pages <= max; pages *= 10)
 			run(p, pages);
+	printf("\nthe device queue (src/track_log.c): tracker lookup, live bits, wheel, batches\n");
+	printf("%-52s %9s %7s %7s %7s %9s %7s %7s %7s %7s\n", "pattern",
+	       "pages", "ns/pg", "p99", "B/page", "written", "pass", "pass",
+	       "evict", "evict");
+	printf("%-52s %9s %7s %7s %7s %9s %7s %7s %7s %7s\n", "", "", "dirty",
+	       "dirty", "", "", "p99.9us", "max us", "p99.9us", "max us");
+	control(10000, 10000);
+	for (p = RANDOM_DENSE; p <= SMALL_FILES; p++)
+		for (pages = 1000; pages <= max; pages *= 10)
+			device(p, pages);
+	control(10000, 10000);
 	printf("\nsteady state: 100 random pages a jiffy over N files, phase 1 every %d jiffies, max_age %d jiffies\n",
 	       PERIOD, MAX_AGE);
 	printf("%5s %5s %9s %9s %10s %10s %9s %9s\n", "width", "skew", "files",
