@@ -73,6 +73,8 @@ unsigned int flog_take(struct aipu_flog *f, unsigned long cutoff,
 unsigned int flog_merge(struct aipu_extent *x, unsigned int n);
 int flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 	      unsigned long time, bool still_dirty);
+int flog_inherit(struct aipu_flog *f, pgoff_t index, unsigned long nr,
+		 unsigned long time);
 bool flog_retried(const struct aipu_flog *f);
 void flog_end_pass(struct aipu_flog *f);
 bool flog_drop(struct aipu_flog *f, unsigned long *budget);

@@ -22,9 +22,9 @@
  * make the batch's entries stale) and it may be evicted (the hand-back is
  * then a no-op).
  *
- * Not here yet, kept by track.c today: lazytime timestamps, staging (the
- * oldest N files whatever their age), the umount park, max_batch's count of
- * deferred pages, declined writes during a take (track_redirty()).
+ * Lazytime timestamps keep track.c's own list (their expiry is not
+ * max_age_ms).  Not here yet, kept by track.c today: staging (the oldest N
+ * files whatever their age) and max_batch's count of deferred pages.
  * Callers hold the device's lock.
  */
 #ifndef AIPU_TRACK_LOG_H
@@ -36,7 +36,7 @@
 #include "aipu_flog.h"
 #include "aipu_wheel.h"
 
-enum aipu_lentry_kind { AIPU_L_WHOLE, AIPU_L_META };
+enum aipu_lentry_kind { AIPU_L_WHOLE, AIPU_L_META, AIPU_L_TIMES };
 /*
  * Where a tracker's node is: nowhere (nothing to take), the wheel, the due
  * list, or the drain list (its queue is being freed).
@@ -61,7 +61,7 @@ struct aipu_ltracker {
 	struct aipu_flog q;		/* queued pages */
 	struct aipu_wheel_node node;	/* on the list @where says */
 	struct list_head retried;	/* on tr->retried: pages put back */
-	struct aipu_lentry whole, meta;
+	struct aipu_lentry whole, meta, times;
 	unsigned int users;		/* batches and entries being written */
 	unsigned long out_time;		/* oldest page of batches out */
 	u8 where;			/* enum aipu_lwhere */
@@ -73,6 +73,7 @@ struct aipu_lstats {
 	u64 pages_dirtied;	/* clean -> dirty transitions seen */
 	u64 pages_taken;	/* pages handed to the flusher */
 	u64 pages_retried;	/* still dirty after their write: kept */
+	u64 pages_redirtied;	/* declined writes: kept their time */
 	u64 entries_scanned;	/* files and entries phase 1 looked at */
 	u64 fallbacks;		/* a file bounded as a whole instead */
 	u64 trackers;		/* gauge */
@@ -92,6 +93,7 @@ struct aipu_ltrack {
 	struct list_head retried;	/* files with pages put back this pass */
 	struct list_head waiting;	/* embedded entries, oldest first */
 	struct list_head pending;	/* embedded entries phase 1 moved */
+	struct list_head times;		/* lazytime timestamps, oldest first */
 	struct list_head trackers;	/* every tracker of this device */
 	struct aipu_lstats st;
 };
@@ -122,6 +124,17 @@ void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		  unsigned long time);
 void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		 unsigned long time, bool was_clean);
+void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		    pgoff_t start, unsigned long nr, unsigned long time);
+void ltrack_inherit(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		    pgoff_t start, unsigned long nr, unsigned long time);
+void ltrack_times(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		  unsigned long time, bool was_clean);
+struct aipu_lentry *ltrack_take_times(struct aipu_ltrack *tr,
+				      unsigned long cutoff);
+void ltrack_requeue_times(struct aipu_ltrack *tr, struct aipu_lentry *e);
+unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			  unsigned long time, unsigned long budget);
 bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
 		 unsigned int *budget);
 struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,

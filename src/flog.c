@@ -203,9 +203,24 @@ unsigned int flog_merge(struct aipu_extent *x, unsigned int n)
 	return m + 1;
 }
 
-/* Queue [index, index + nr) again at @time, for the next pass. */
+/* Into the retries in time order, walking from the newest. */
+static void retry_insert(struct aipu_flog *f, struct aipu_retry *r)
+{
+	struct list_head *pos = f->retry.prev;
+
+	while (pos != &f->retry &&
+	       time_before(r->x.time,
+			   list_entry(pos, struct aipu_retry, link)->x.time))
+		pos = pos->prev;
+	list_add(&r->link, pos);
+}
+
+/*
+ * Queue [index, index + nr) at @time among the retries: due in this pass
+ * if @now, else from the next (flog_end_pass()).
+ */
 static int retry_add(struct aipu_flog *f, pgoff_t index, unsigned long nr,
-		     unsigned long time)
+		     unsigned long time, bool now)
 {
 	struct aipu_retry *r;
 	unsigned int n;
@@ -218,7 +233,10 @@ static int retry_add(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 		r->x.index = index;
 		r->x.nr = n;
 		r->x.time = time;
-		list_add_tail(&r->link, &f->retry_new);
+		if (now)
+			retry_insert(f, r);
+		else
+			list_add_tail(&r->link, &f->retry_new);
 		f->retry_pages += n;
 		index += n;
 		nr -= n;
@@ -236,16 +254,32 @@ bool flog_retried(const struct aipu_flog *f)
 void flog_end_pass(struct aipu_flog *f)
 {
 	struct aipu_retry *r, *tmp;
-	struct list_head *pos;
 
 	list_for_each_entry_safe(r, tmp, &f->retry_new, link) {
-		pos = f->retry.prev;
-		while (pos != &f->retry &&
-		       time_before(r->x.time,
-				   list_entry(pos, struct aipu_retry, link)->x.time))
-			pos = pos->prev;
-		list_move(&r->link, pos);
+		list_del(&r->link);
+		retry_insert(f, r);
 	}
+}
+
+/*
+ * Pages [index, index + nr) went clean -> dirty, but are to be dated @time,
+ * older than what the log holds: the flusher dirtied them itself, writing
+ * something of that age, and they inherit it.  Queued among the retries,
+ * due at once.  -ENOMEM if they could not be: the caller bounds the file
+ * as a whole at @time.
+ */
+int flog_inherit(struct aipu_flog *f, pgoff_t index, unsigned long nr,
+		 unsigned long time)
+{
+	unsigned long i;
+	int err = retry_add(f, index, nr, time, true);
+
+	if (err)
+		return err;
+	for (i = 0; i < nr; i++)
+		if (live_dirty(&f->live, index + i, time) < 0)
+			f->imprecise++;
+	return 0;
 }
 
 /*
@@ -261,7 +295,7 @@ int flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 
 	for (i = 0; i < nr; i++)
 		live_done(&f->live, index + i, still_dirty);
-	return still_dirty ? retry_add(f, index, nr, time) : 0;
+	return still_dirty ? retry_add(f, index, nr, time, false) : 0;
 }
 
 /*

@@ -20,6 +20,7 @@ void ltrack_init(struct aipu_ltrack *tr, unsigned long width,
 	INIT_LIST_HEAD(&tr->retried);
 	INIT_LIST_HEAD(&tr->waiting);
 	INIT_LIST_HEAD(&tr->pending);
+	INIT_LIST_HEAD(&tr->times);
 	INIT_LIST_HEAD(&tr->trackers);
 }
 
@@ -50,6 +51,7 @@ struct aipu_ltracker *ltrack_get(struct aipu_ltrack *tr, const void *key,
 	INIT_LIST_HEAD(&t->retried);
 	entry_init(&t->whole, t, AIPU_L_WHOLE);
 	entry_init(&t->meta, t, AIPU_L_META);
+	entry_init(&t->times, t, AIPU_L_TIMES);
 	if (aipu_ltracker_insert(t)) {
 		aipu_ltracker_free(t);
 		return NULL;
@@ -174,6 +176,24 @@ void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	whole_by(tr, t, time);
 }
 
+/*
+ * Bound @t's pages dirtied at @time or later by its whole-file entry: queue
+ * it at @time (a fallback) or move it earlier, wherever it is (one being
+ * written puts back what it finds still dirty at its own time).
+ */
+static void whole_cover(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			unsigned long time)
+{
+	struct aipu_lentry *w = &t->whole;
+
+	if (w->state == AIPU_L_IDLE)
+		tr->st.fallbacks++;
+	if (w->state == AIPU_L_IDLE || w->state == AIPU_L_WAITING)
+		whole_by(tr, t, time);
+	else if (time_before(time, w->time))
+		w->time = time;
+}
+
 void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		 unsigned long time, bool was_clean)
 {
@@ -187,6 +207,121 @@ void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		return;
 	e->time = time;
 	waiting_insert(tr, e);
+}
+
+/*
+ * Pages [start, start + nr) were dirtied again without having been written:
+ * a ->writepage declined them (folio_redirty_for_writepage()).  That is no
+ * new first dirtying: a page with a queued entry keeps it (one the flusher
+ * is writing comes back through ltrack_done_pages() still dirty, at its
+ * time); only pages aipu never knew get @time.
+ */
+void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		    pgoff_t start, unsigned long nr, unsigned long time)
+{
+	u64 dirtied = tr->st.pages_dirtied;
+	pgoff_t pos;
+
+	tr->st.pages_redirtied += nr;
+	if (entry_queued(&t->whole) || t->where == AIPU_L_DRAIN)
+		ltrack_pages(tr, t, start, nr, time);
+	else
+		for (pos = start; pos < start + nr; pos++)
+			if (!live_test(&t->q.live, pos))
+				ltrack_pages(tr, t, pos, 1, time);
+	tr->st.pages_dirtied = dirtied;	/* no transitions of their own */
+}
+
+/*
+ * Pages [start, start + nr) went clean -> dirty while the flusher wrote
+ * something first dirtied at @time (the inode's metadata into the block
+ * device's pages): they inherit that age and are due in this pass.
+ */
+void ltrack_inherit(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		    pgoff_t start, unsigned long nr, unsigned long time)
+{
+	unsigned long before = t->q.log.bytes;
+
+	tr->st.pages_dirtied += nr;
+	if (entry_queued(&t->whole) || t->where == AIPU_L_DRAIN ||
+	    flog_inherit(&t->q, start, nr, time)) {
+		whole_cover(tr, t, time);
+		if (t->whole.state == AIPU_L_WAITING) {
+			list_move_tail(&t->whole.lru, &tr->pending);
+			t->whole.state = AIPU_L_PENDING;
+		}
+		return;
+	}
+	account(tr, t, before);
+	if (t->where == AIPU_L_WHEEL)
+		unlink_node(tr, t);
+	if (t->where == AIPU_L_NOWHERE) {
+		t->node.time = time;
+		list_add_tail(&t->node.link, &tr->due);
+		t->where = AIPU_L_DUE;
+	}
+}
+
+/*
+ * Lazytime: the inode's timestamps alone became dirty (I_DIRTY_TIME), to be
+ * written once dirtytime_expire_seconds old, as Linux's periodic writeback
+ * would.  Their own list, in time order: the expiry is not max_age_ms.  A
+ * dirtying that finds them clean moves them to the tail.
+ */
+void ltrack_times(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		  unsigned long time, bool was_clean)
+{
+	struct aipu_lentry *e = &t->times, *last;
+
+	if (e->state == AIPU_L_ISSUING) {
+		if (was_clean)
+			e->time = time;	/* written meanwhile: requeued at it */
+		return;
+	}
+	if (e->state == AIPU_L_WAITING) {
+		if (!was_clean)
+			return;
+		list_del(&e->lru);
+	}
+	/* Dirty before we saw it: no earlier than the newest, to keep order. */
+	last = list_empty(&tr->times) ? NULL :
+	       list_last_entry(&tr->times, struct aipu_lentry, lru);
+	if (last && time_before(time, last->time))
+		time = last->time;
+	e->time = time;
+	e->state = AIPU_L_WAITING;
+	list_add_tail(&e->lru, &tr->times);
+}
+
+/* The oldest timestamps dirtied at or before @cutoff, taken for writing. */
+struct aipu_lentry *ltrack_take_times(struct aipu_ltrack *tr,
+				      unsigned long cutoff)
+{
+	struct aipu_lentry *e = list_first_entry_or_null(&tr->times,
+							 struct aipu_lentry,
+							 lru);
+
+	if (!e || time_after(e->time, cutoff))
+		return NULL;
+	list_del_init(&e->lru);
+	e->t->users++;
+	e->state = AIPU_L_ISSUING;
+	return e;
+}
+
+/* Still dirty after the flusher's try: back in time order. */
+void ltrack_requeue_times(struct aipu_ltrack *tr, struct aipu_lentry *e)
+{
+	struct list_head *pos = tr->times.prev;
+
+	if (e->t->dead || e->state != AIPU_L_ISSUING)
+		return;
+	while (pos != &tr->times &&
+	       time_before(e->time, list_entry(pos, struct aipu_lentry,
+					       lru)->time))
+		pos = pos->prev;
+	list_add(&e->lru, pos);
+	e->state = AIPU_L_WAITING;
 }
 
 /*
@@ -332,24 +467,6 @@ struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
 }
 
 /*
- * Bound @t's pages dirtied at @time or later by its whole-file entry: queue
- * it at @time (a fallback) or move it earlier, wherever it is (one being
- * written puts back what it finds still dirty at its own time).
- */
-static void whole_cover(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-			unsigned long time)
-{
-	struct aipu_lentry *w = &t->whole;
-
-	if (w->state == AIPU_L_IDLE)
-		tr->st.fallbacks++;
-	if (w->state == AIPU_L_IDLE || w->state == AIPU_L_WAITING)
-		whole_by(tr, t, time);
-	else if (time_before(time, w->time))
-		w->time = time;
-}
-
-/*
  * Taken pages [index, index + nr) of @t, first dirtied at @time or later,
  * were written or found clean, or (@still_dirty) are to be written again at
  * @time, in the next pass.  Nothing to do for an evicted file.  A file
@@ -421,7 +538,8 @@ static bool finished(const struct aipu_ltracker *t)
 {
 	return t->where == AIPU_L_NOWHERE && flog_empty(&t->q) &&
 	       !t->q.live.nr_chunks && !t->q.live.nr_moved &&
-	       t->whole.state == AIPU_L_IDLE && t->meta.state == AIPU_L_IDLE;
+	       t->whole.state == AIPU_L_IDLE && t->meta.state == AIPU_L_IDLE &&
+	       t->times.state == AIPU_L_IDLE;
 }
 
 /* A batch or entry of @t is handed back; free @t if it is finished. */
@@ -529,6 +647,31 @@ unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 }
 
 /*
+ * Nothing of @t can be written for now (umount holds its super block) and
+ * its pages dirtied at @time are already late: rather than put them back
+ * every period, bound the file as a whole at @time (no later than any of
+ * its pages the caller holds; the queue's own are covered by the whole
+ * entry taking the file's oldest) and free its queue, @budget objects a
+ * call.  Returns the objects freed; the caller calls again while that is
+ * @budget.
+ */
+unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			  unsigned long time, unsigned long budget)
+{
+	unsigned long left = budget;
+
+	if (t->dead || t->whole.state == AIPU_L_ISSUING)
+		return 0;
+	if (t->where != AIPU_L_DRAIN) {
+		unsigned long oldest = file_oldest(t, time);
+
+		whole_cover(tr, t, time_before(oldest, time) ? oldest : time);
+	}
+	drain(tr, t, &left);
+	return budget - left;
+}
+
+/*
  * The mapping is going away (inode eviction): forget it, freeing at most
  * @budget objects a call.  Returns true once everything is gone; until
  * then the caller calls again, and may drop the lock in between.  From the
@@ -543,6 +686,10 @@ bool ltrack_kill(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 			list_del_init(&t->whole.lru);
 		if (entry_queued(&t->meta))
 			list_del_init(&t->meta.lru);
+		if (t->times.state == AIPU_L_WAITING)
+			list_del_init(&t->times.lru);
+		if (t->times.state != AIPU_L_ISSUING)
+			t->times.state = AIPU_L_IDLE;
 		if (t->whole.state != AIPU_L_ISSUING)
 			t->whole.state = AIPU_L_IDLE;
 		if (t->meta.state != AIPU_L_ISSUING)

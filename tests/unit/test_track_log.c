@@ -150,6 +150,7 @@ static bool early_ok[NF][PAGES];
 static bool declined[NF][PAGES];	/* put back in the last pass */
 static bool retried[NF][PAGES];		/* put back when due: early later */
 static struct aipu_ltracker *dying[NF];	/* being evicted */
+static long times_first[NF];		/* lazytime timestamps dirty since */
 
 /* Pages of @f with a live queued entry no later than their time. */
 static unsigned int good[PAGES];
@@ -221,6 +222,8 @@ whole:
 			       f, i, first[f][i], t->where, t->whole.state);
 		CHECK(first[f][i] < 0 || good[i] || by_whole);
 	}
+	CHECK(times_first[f] < 0 || (t->times.state == AIPU_L_WAITING &&
+				      !list_empty(&t->times.lru)));
 	/* Queued somewhere phase 1 looks, if it has anything to take. */
 	CHECK(t->where != AIPU_L_NOWHERE || flog_empty(&t->q) ||
 	      !list_empty(&t->retried) || t->users);
@@ -275,12 +278,54 @@ static void clean_file(int f)
 {
 	int i;
 
+	times_first[f] = -1;
 	for (i = 0; i < PAGES; i++) {
 		first[f][i] = -1;
 		early_ok[f][i] = false;
 		declined[f][i] = false;
 		retried[f][i] = false;
 	}
+}
+
+/* The flusher's write dirtied page @p of file @f: it inherits @time. */
+static void inherit(int f, pgoff_t p, unsigned long time)
+{
+	struct aipu_ltracker *t;
+
+	if (dying[f] || first[f][p] >= 0)
+		return;
+	t = ltrack_get(&tr, &keys[f], NULL);
+	if (!t)
+		return;
+	first[f][p] = time - T0;
+	early_ok[f][p] = true;	/* dated back: "due" says nothing of it */
+	ltrack_inherit(&tr, t, p, 1, time);
+}
+
+/* Timestamps: written when due, or declined and put back. */
+static int write_times(unsigned long cutoff)
+{
+	bool back[NF] = { false };
+	struct aipu_lentry *e;
+	int f;
+
+	while ((e = ltrack_take_times(&tr, cutoff))) {
+		f = (const char *)e->t->key - keys;
+		CHECK(e->kind == AIPU_L_TIMES && !time_after(e->time, cutoff));
+		if (rand() % 10) {
+			times_first[f] = -1;
+		} else {
+			back[f] = true;
+			ltrack_requeue_times(&tr, e);
+		}
+		ltrack_done_entry(&tr, e);
+		if (back[f] || rand() % 10 == 0)
+			return 0;	/* due again, or the rest: next call */
+	}
+	/* Nothing due is left. */
+	list_for_each_entry(e, &tr.times, lru)
+		CHECK(time_after(e->time, cutoff));
+	return 0;
 }
 
 /* One flusher pass with @cutoff: everything due is written or put back. */
@@ -356,6 +401,9 @@ static int pass(unsigned long cutoff)
 				}
 				if (rand() % 30 == 0)
 					dirty(f, p, 1);	/* during the write */
+				if (rand() % 40 == 0)
+					inherit(rand() % NF, rand() % PAGES,
+						b.x[i].time);
 				still = first[f][p] >= 0 &&
 					(still || rand() % 2);
 				ltrack_done_pages(&tr, b.t, p, 1, b.x[i].time,
@@ -409,6 +457,7 @@ static int model(unsigned int seed, int fail_rate)
 	srand(seed);
 	memset(&tr, 0, sizeof(tr));
 	memset(dying, 0, sizeof(dying));
+	memset(table, 0, sizeof(table));
 	now = T0;
 	ltrack_init(&tr, 4, now);
 	for (f = 0; f < NF; f++)
@@ -434,9 +483,29 @@ static int model(unsigned int seed, int fail_rate)
 		} else if (r < 48) {
 			evict_step(f);
 		} else if (r < 50) {
-			if (table[f] && !dying[f])
+			if (table[f] && !dying[f] && rand() % 2)
 				ltrack_degrade(&tr, table[f], 1 + rand() % 30,
 					       now);
+			else if (table[f] && !dying[f])
+				ltrack_park(&tr, table[f], now,
+					    1 + rand() % 30);
+		} else if (r < 53) {
+			/* reclaim declined the write of a dirty page */
+			if (table[f] && !dying[f] && first[f][p] >= 0)
+				ltrack_redirty(&tr, table[f], p, 1, now);
+		} else if (r < 55) {
+			struct aipu_ltracker *t = dying[f] ? NULL :
+				ltrack_get(&tr, &keys[f], NULL);
+			bool was_clean = times_first[f] < 0;
+
+			if (t) {
+				if (was_clean)
+					times_first[f] = now - T0;
+				ltrack_times(&tr, t, now, was_clean);
+			}
+		} else if (r < 57) {
+			if (write_times(now - rand() % 20))
+				return 1;
 		} else if (r < 70) {
 			now += 1 + rand() % 4;
 		} else {
