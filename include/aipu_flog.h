@@ -69,7 +69,8 @@ bool flog_oldest(const struct aipu_flog *f, unsigned long *time);
 unsigned long flog_dirty(struct aipu_flog *f, pgoff_t index,
 			 unsigned long nr, unsigned long time);
 unsigned int flog_take(struct aipu_flog *f, unsigned long cutoff,
-		       struct aipu_extent *out, unsigned int max);
+		       struct aipu_extent *out, unsigned int max,
+		       unsigned long max_pages);
 unsigned int flog_merge(struct aipu_extent *x, unsigned int n);
 int flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 	      unsigned long time, bool still_dirty);

@@ -23,9 +23,10 @@
  * then a no-op).
  *
  * Lazytime timestamps keep track.c's own list (their expiry is not
- * max_age_ms).  Not here yet, kept by track.c today: staging (the oldest N
- * files whatever their age) and max_batch's count of deferred pages.
- * Callers hold the device's lock.
+ * max_age_ms).  Staging moves the oldest files whole, whatever their age;
+ * max_batch is the flusher's to enforce (a batch's max_pages), and what it
+ * leaves due goes back at the end of the pass.  Callers hold the device's
+ * lock.
  */
 #ifndef AIPU_TRACK_LOG_H
 #define AIPU_TRACK_LOG_H
@@ -65,6 +66,7 @@ struct aipu_ltracker {
 	unsigned int users;		/* batches and entries being written */
 	unsigned long out_time;		/* oldest page of batches out */
 	u8 where;			/* enum aipu_lwhere */
+	bool staged;			/* on the due list by staging: all goes */
 	bool dead;			/* mapping evicted; free when unused */
 	bool hashed;			/* findable by aipu_ltracker_lookup() */
 };
@@ -74,6 +76,8 @@ struct aipu_lstats {
 	u64 pages_taken;	/* pages handed to the flusher */
 	u64 pages_retried;	/* still dirty after their write: kept */
 	u64 pages_redirtied;	/* declined writes: kept their time */
+	u64 pages_deferred;	/* due, left by max_batch: see ltrack_end_pass */
+	u64 pages_staged;	/* moved early by staging */
 	u64 entries_scanned;	/* files and entries phase 1 looked at */
 	u64 fallbacks;		/* a file bounded as a whole instead */
 	u64 trackers;		/* gauge */
@@ -95,6 +99,7 @@ struct aipu_ltrack {
 	struct list_head pending;	/* embedded entries phase 1 moved */
 	struct list_head times;		/* lazytime timestamps, oldest first */
 	struct list_head trackers;	/* every tracker of this device */
+	unsigned long stage_cutoff;	/* staged files: all before this */
 	struct aipu_lstats st;
 };
 
@@ -103,6 +108,7 @@ struct aipu_ltrack {
 struct aipu_lbatch {
 	struct aipu_ltracker *t;
 	bool again;			/* nothing taken, but call again */
+	unsigned long max_pages;	/* the caller's limit for this take */
 	unsigned int n;
 	struct aipu_extent x[AIPU_LBATCH_MAX];
 };
@@ -137,6 +143,8 @@ unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 			  unsigned long time, unsigned long budget);
 bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
 		 unsigned int *budget);
+unsigned long ltrack_stage(struct aipu_ltrack *tr, unsigned long now,
+			   unsigned int *files, unsigned int *budget);
 struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
 				struct aipu_lbatch *b);
 void ltrack_done_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,

@@ -142,22 +142,25 @@ static unsigned int live_pieces(struct aipu_flog *f,
 /*
  * Take the queued pages dirtied before @cutoff, oldest first, into @out (at
  * least AIPU_FLOG_TAKE_MIN long; up to @max extents), looking at no more
- * than AIPU_FLOG_TAKE_ENTRIES entries and AIPU_FLOG_TAKE_PAGES pages, so
+ * than AIPU_FLOG_TAKE_ENTRIES entries and going past no more than
+ * @max_pages pages (the caller's limit; AIPU_FLOG_TAKE_PAGES at most), so
  * that neither a run of stale entries nor long extents make the hold (and
- * the hand-back's, a page at a time) long.  Returns how many extents; 0 may only mean that every
+ * the hand-back's, a page at a time) long.  The last entry taken may go
+ * up to AIPU_LOG_LEN_MAX - 1 pages past @max_pages.  Returns how many extents; 0 may only mean that every
  * entry looked at was stale, so call again while flog_oldest() is due.
  * Every page taken must be handed back with flog_done().
  */
 unsigned int flog_take(struct aipu_flog *f, unsigned long cutoff,
-		       struct aipu_extent *out, unsigned int max)
+		       struct aipu_extent *out, unsigned int max,
+		       unsigned long max_pages)
 {
 	unsigned int n = 0, entries = 0, k;
 	unsigned long pages = 0;
 	struct aipu_extent x;
 	bool retry;
 
-	while (entries++ < AIPU_FLOG_TAKE_ENTRIES &&
-	       pages < AIPU_FLOG_TAKE_PAGES &&
+	max_pages = min_t(unsigned long, max_pages, AIPU_FLOG_TAKE_PAGES);
+	while (entries++ < AIPU_FLOG_TAKE_ENTRIES && pages < max_pages &&
 	       next_due(f, cutoff, &x, &retry) && max - n >= (x.nr + 1) / 2) {
 		consume(f, &x, retry);
 		k = live_pieces(f, &x, out + n);

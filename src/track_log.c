@@ -397,6 +397,54 @@ bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
 }
 
 /*
+ * Staging: the *@files oldest files go whole, whatever their age (pages
+ * dirtied up to @now), at most *@budget of them looked at; both count
+ * down.  Embedded entries waiting are staged first (a file's whole-file
+ * entry is older than its pages).  Returns the pages moved.
+ */
+unsigned long ltrack_stage(struct aipu_ltrack *tr, unsigned long now,
+			   unsigned int *files, unsigned int *budget)
+{
+	struct aipu_wheel *w = &tr->wheel;
+	struct aipu_wheel_node *n;
+	struct aipu_ltracker *t;
+	unsigned long moved = 0;
+	struct aipu_lentry *e;
+	struct list_head *slot;
+	unsigned int s;
+
+	tr->stage_cutoff = now + 1;
+	while (*files && *budget &&
+	       (e = list_first_entry_or_null(&tr->waiting, struct aipu_lentry,
+					     lru))) {
+		(*files)--;
+		(*budget)--;
+		list_move_tail(&e->lru, &tr->pending);
+		e->state = AIPU_L_PENDING;
+		moved++;
+	}
+	for (s = 0; s <= w->nslots && *files && *budget; s++) {
+		slot = s ? &w->slot[(w->clock / w->width + s - 1) % w->nslots] :
+			   &w->late;
+		while (*files && *budget &&
+		       (n = list_first_entry_or_null(slot,
+						     struct aipu_wheel_node,
+						     link))) {
+			t = container_of(n, struct aipu_ltracker, node);
+			(*files)--;
+			(*budget)--;
+			wheel_del(w, n);
+			list_add_tail(&n->link, &tr->due);
+			t->where = AIPU_L_DUE;
+			t->staged = true;
+			moved += t->q.log.pages + t->q.retry_pages;
+		}
+	}
+	tr->st.pages_staged += moved;
+	return moved;
+}
+
+/*
  * The first due file's pages into @b, as many as fit; the file leaves the
  * due list once nothing due is left in it.  One flog_take() a hold: if it
  * found only stale entries, @b->again says to call again.
@@ -410,11 +458,15 @@ static void take_pages(struct aipu_ltrack *tr, unsigned long cutoff,
 	unsigned long before = t->q.log.bytes, time;
 	unsigned int i;
 
-	b->n = flog_take(&t->q, cutoff, b->x, AIPU_LBATCH_MAX);
+	if (t->staged)
+		cutoff = tr->stage_cutoff;
+	b->n = flog_take(&t->q, cutoff, b->x, AIPU_LBATCH_MAX,
+			 b->max_pages ? b->max_pages : AIPU_FLOG_TAKE_PAGES);
 	account(tr, t, before);
 	if (!flog_oldest(&t->q, &time) || !time_before(time, cutoff)) {
 		list_del_init(&t->node.link);
 		t->where = AIPU_L_NOWHERE;
+		t->staged = false;
 		requeue(tr, t);
 	}
 	if (!b->n) {
@@ -436,7 +488,8 @@ static void take_pages(struct aipu_ltrack *tr, unsigned long cutoff,
  * with flog_merge() outside the lock, hand each back with
  * ltrack_done_pages(), then call ltrack_put(@b->t)).  NULL with @b->t NULL
  * and @b->again false: nothing is left; with @b->again, a hold went on
- * stale entries only: call again (after dropping the lock).
+ * stale entries only: call again (after dropping the lock).  @b->max_pages,
+ * the caller's, bounds the pages of a batch (0: no bound of its own).
  */
 struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
 				struct aipu_lbatch *b)
@@ -451,7 +504,7 @@ struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
 	b->t = NULL;
 	b->n = 0;
 	b->again = false;
-	if (t && (!e || time_after(e->time, t->node.time))) {
+	if (t && (!e || t->staged || time_after(e->time, t->node.time))) {
 		take_pages(tr, cutoff, b);
 		if (b->t || !e)
 			return NULL;
@@ -496,10 +549,29 @@ void ltrack_done_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		list_add_tail(&t->retried, &tr->retried);
 }
 
-/* The pass is over: what it put back is due in the next. */
+/*
+ * The pass is over: what it put back is due in the next, and what the
+ * flusher left (max_batch) goes back, counted in pages_deferred: the queued
+ * pages of the files left due (exact when all of a file's pages are due,
+ * as in a backlog; an upper bound otherwise), and one a left entry.
+ */
 void ltrack_end_pass(struct aipu_ltrack *tr)
 {
 	struct aipu_ltracker *t, *tmp;
+	struct aipu_lentry *e, *etmp;
+
+	list_for_each_entry_safe(t, tmp, &tr->due, node.link) {
+		tr->st.pages_deferred += t->q.log.pages + t->q.retry_pages;
+		list_del_init(&t->node.link);
+		t->where = AIPU_L_NOWHERE;
+		t->staged = false;
+		requeue(tr, t);
+	}
+	list_for_each_entry_safe(e, etmp, &tr->pending, lru) {
+		tr->st.pages_deferred++;
+		list_del(&e->lru);
+		waiting_insert(tr, e);
+	}
 
 	list_for_each_entry_safe(t, tmp, &tr->retried, retried) {
 		list_del_init(&t->retried);

@@ -105,6 +105,10 @@ static bool no_memory_held(void)
 
 #define T0 ((unsigned long)-3000)	/* 3000 jiffies before the wrap */
 
+/* A take with no page limit of the caller's. */
+#define TAKE(f, cutoff, x, max) \
+	flog_take(f, cutoff, x, max, AIPU_FLOG_TAKE_PAGES)
+
 /* flog_oldest(), or T0 - 1 when nothing can be taken. */
 static unsigned long oldest(struct aipu_flog *f)
 {
@@ -120,7 +124,7 @@ static unsigned int take_all(struct aipu_flog *f, unsigned long cutoff,
 	unsigned int n = 0, k;
 
 	for (;;) {
-		k = flog_take(f, cutoff, x + n, 1024 - n);
+		k = TAKE(f, cutoff, x + n, 1024 - n);
 		n += k;
 		if (!k && (oldest(f) == T0 - 1 ||
 			   !time_before(oldest(f), cutoff)))
@@ -199,9 +203,9 @@ static int test_stale_run(void)
 		CHECK(flog_dirty(&f, 2 * i, 1, T0) == 1);
 	for (i = 0; i < n; i++)		/* fsync, dirtied again */
 		CHECK(flog_dirty(&f, 2 * i, 1, T0 + 50) == 1);
-	CHECK(flog_take(&f, T0 + 10, x, AIPU_FLOG_TAKE_MIN) == 0);
+	CHECK(TAKE(&f, T0 + 10, x, AIPU_FLOG_TAKE_MIN) == 0);
 	CHECK(oldest(&f) == T0);	/* 100 stale entries still due */
-	CHECK(flog_take(&f, T0 + 10, x, AIPU_FLOG_TAKE_MIN) == 0);
+	CHECK(TAKE(&f, T0 + 10, x, AIPU_FLOG_TAKE_MIN) == 0);
 	CHECK(oldest(&f) == T0 + 50);
 	flog_drop(&f, &(unsigned long){ ~0UL });
 	CHECK(no_memory_held());
@@ -223,14 +227,14 @@ static int test_take_room(void)
 		CHECK(flog_dirty(&f, i, 1, T0 + 9) == 1);
 		CHECK(flog_dirty(&f, 1000 + i, 1, T0 + 9) == 1);
 	}
-	n = flog_take(&f, T0 + 1, x, AIPU_FLOG_TAKE_MIN);
+	n = TAKE(&f, T0 + 1, x, AIPU_FLOG_TAKE_MIN);
 	CHECK(n == len / 2);
 	for (i = 0; i < n; i++)
 		CHECK(x[i].index == 2 * i && x[i].nr == 1);
 	/* No room for the pieces of the next entry: not taken, not lost. */
-	CHECK(flog_take(&f, T0 + 2, x, len / 2 - 1) == 0);
+	CHECK(TAKE(&f, T0 + 2, x, len / 2 - 1) == 0);
 	CHECK(oldest(&f) == T0 + 1);
-	CHECK(flog_take(&f, T0 + 2, x, len / 2) == len / 2);
+	CHECK(TAKE(&f, T0 + 2, x, len / 2) == len / 2);
 	CHECK(x[0].index == 1000 && x[0].time == T0 + 1);
 	flog_drop(&f, &(unsigned long){ ~0UL });
 	CHECK(no_memory_held());
@@ -342,7 +346,7 @@ static int flush(struct aipu_flog *f, unsigned long cutoff, unsigned long now)
 	pgoff_t p;
 
 	max = AIPU_FLOG_TAKE_MIN + rand() % (3 * AIPU_FLOG_TAKE_MIN);
-	n = flog_take(f, cutoff, x, max);
+	n = TAKE(f, cutoff, x, max);
 	for (i = 0; i < n; i++) {
 		CHECK(time_before(x[i].time, cutoff));
 		CHECK(!i || !time_after(x[i - 1].time, x[i].time));

@@ -4,16 +4,20 @@
  * src/flog.c, src/log.c, src/live.c and src/wheel.c) in user space.
  *
  * A model-based test drives several files of one device over a clock that
- * crosses the jiffies wrap: writers dirty ranges of pages and inodes,
- * someone else cleans pages (fsync), files are evicted and the shrinker
- * degrades files, in bounded steps; the flusher runs passes (phase 1 with
- * random budgets, phase 2 until nothing is left) that write what is due,
- * with pages declined or dirtied again during their write, and allocations
- * fail now and then.  Checked: between steps, every dirty page is covered by
- * a live queued entry or its file's whole-file entry, no later than its
- * first-dirty time; in a pass, no page is written before it is due (except
- * where a fallback made it early) and after a pass nothing due is left but
- * what was declined; at the end no memory is held.
+ * crosses the jiffies wrap: writers dirty ranges of pages, timestamps
+ * (lazytime) and inodes, someone else cleans pages (fsync), reclaim declines
+ * writes, files are evicted, degraded by the shrinker and parked, in bounded
+ * steps; the flusher runs passes (phase 1 with random budgets, staging now
+ * and then, phase 2 until nothing is left or max_batch stops it) that write
+ * what is due, with pages declined, dirtied again, or dirtying other files'
+ * pages (which inherit the write's age) during their write, and allocations
+ * fail now and then (a second run).  Checked: between steps, every dirty
+ * page is covered by a live queued entry or its file's whole-file entry, no
+ * later than its first-dirty time, and dirty timestamps are queued; in a
+ * pass, no page is written before it is due (except where a fallback, a
+ * decline or staging made it early), a batch goes past max_batch by less
+ * than an entry, staged files go whole, and after a pass nothing due is
+ * left but what was put back; at the end no memory is held.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -149,6 +153,7 @@ static long first[NF][PAGES];		/* first-dirty time - T0, -1 clean */
 static bool early_ok[NF][PAGES];
 static bool declined[NF][PAGES];	/* put back in the last pass */
 static bool retried[NF][PAGES];		/* put back when due: early later */
+static bool fresh[NF][PAGES];		/* dirtied during this pass */
 static struct aipu_ltracker *dying[NF];	/* being evicted */
 static long times_first[NF];		/* lazytime timestamps dirty since */
 
@@ -257,8 +262,10 @@ static void dirty(int f, pgoff_t p, unsigned int k)
 	for (s = p; s < end; s = q) {
 		for (; s < end && first[f][s] >= 0; s++)
 			;
-		for (q = s; q < end && first[f][q] < 0; q++)
+		for (q = s; q < end && first[f][q] < 0; q++) {
 			first[f][q] = now - T0;
+			fresh[f][q] = true;
+		}
 		if (q == s)
 			break;
 		imprecise = t->q.imprecise;
@@ -299,6 +306,7 @@ static void inherit(int f, pgoff_t p, unsigned long time)
 		return;
 	first[f][p] = time - T0;
 	early_ok[f][p] = true;	/* dated back: "due" says nothing of it */
+	fresh[f][p] = true;
 	ltrack_inherit(&tr, t, p, 1, time);
 }
 
@@ -329,9 +337,18 @@ static int write_times(unsigned long cutoff)
 }
 
 /* One flusher pass with @cutoff: everything due is written or put back. */
-static int pass(unsigned long cutoff)
+/*
+ * One flusher pass with @cutoff: everything due is written or put back,
+ * unless @limit (max_batch) stops it; @stage files are staged first, their
+ * pages written whatever their age.
+ */
+static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 {
 	static struct aipu_lbatch b;
+	bool staged[NF] = { false }, due[NF] = { false };
+	bool stopped = false, staging = stage;
+	unsigned long issued = 0;
+	struct aipu_ltracker *t;
 	struct aipu_lentry *e;
 	unsigned int budget, i, n;
 	int f;
@@ -340,12 +357,31 @@ static int pass(unsigned long cutoff)
 	do {
 		budget = 1 + rand() % 6;
 	} while (!ltrack_scan(&tr, cutoff, &budget));
+	/* Staged: the files staging put on the due list (not phase 1). */
+	list_for_each_entry(t, &tr.due, node.link)
+		due[(const char *)t->key - keys] = true;
+	while (stage) {
+		budget = 1 + rand() % 3;
+		ltrack_stage(&tr, now, &stage, &budget);
+		if (budget)
+			break;	/* nothing more to stage */
+	}
+	list_for_each_entry(t, &tr.due, node.link)
+		if (!due[(const char *)t->key - keys])
+			staged[(const char *)t->key - keys] = true;
 	memset(declined, 0, sizeof(declined));
+	memset(fresh, 0, sizeof(fresh));
 	for (;;) {
+		if (limit && issued >= limit) {
+			stopped = true;
+			break;
+		}
+		b.max_pages = limit ? limit - issued : 0;
 		e = ltrack_take(&tr, cutoff, &b);
 		if (e) {
 			f = (const char *)e->t->key - keys;
-			CHECK(time_before(e->time, cutoff));
+			issued++;
+			CHECK(staging || time_before(e->time, cutoff));
 			if (e->kind == AIPU_L_WHOLE) {
 				bool again = false;
 
@@ -372,8 +408,12 @@ static int pass(unsigned long cutoff)
 			break;
 		f = (const char *)b.t->key - keys;
 		for (i = 0; i < b.n; i++)
+			issued += b.x[i].nr;
+		for (i = 0; i < b.n; i++)
 			for (p = b.x[i].index; p < b.x[i].index + b.x[i].nr;
 			     p++) {
+				if (staged[f])
+					continue;	/* early: staging */
 				if (!(first[f][p] < 0 || early_ok[f][p] ||
 				      retried[f][p] ||
 				      time_before(T0 + first[f][p], cutoff)))
@@ -412,8 +452,16 @@ static int pass(unsigned long cutoff)
 		}
 		ltrack_put(&tr, b.t);
 	}
-	/* Nothing due is left but what was put back. */
-	for (f = 0; f < NF; f++)
+	/* A batch goes past max_batch by less than an entry. */
+	CHECK(!limit || issued < limit + AIPU_LOG_LEN_MAX);
+	/* Staged files went whole, but for what was put back or came later. */
+	for (f = 0; f < NF && !stopped; f++)
+		for (p = 0; p < PAGES && staged[f]; p++)
+			CHECK(first[f][p] < 0 || declined[f][p] ||
+			      fresh[f][p] ||
+			      (table[f] && table[f]->whole.state != AIPU_L_IDLE));
+	/* Nothing due is left but what was put back, or max_batch left. */
+	for (f = 0; f < NF && !stopped; f++)
 		for (p = 0; p < PAGES; p++) {
 			if (!(first[f][p] < 0 || declined[f][p] ||
 			      !time_before(T0 + first[f][p], cutoff))) {
@@ -510,7 +558,8 @@ static int model(unsigned int seed, int fail_rate)
 			now += 1 + rand() % 4;
 		} else {
 			cutoff = now - rand() % 20;
-			if (pass(cutoff))
+			if (pass(cutoff, rand() % 4 ? 0 : 1 + rand() % 200,
+				 rand() % 5 ? 0 : 1 + rand() % 3))
 				return 1;
 		}
 		if (step % 53 == 0 && check_all())
@@ -518,7 +567,7 @@ static int model(unsigned int seed, int fail_rate)
 	}
 	fail_every = 0;
 	now++;
-	if (pass(now) || check_all())	/* everything dirtied before now */
+	if (pass(now, 0, 0) || check_all())	/* all dirtied before now */
 		return 1;
 	for (f = 0; f < NF; f++) {
 		if (!dying[f] && table[f]) {
@@ -530,6 +579,7 @@ static int model(unsigned int seed, int fail_rate)
 	}
 	CHECK(!n_bytes && !n_chunks && !n_moved && !n_retries && !n_trackers);
 	CHECK(!tr.st.trackers && !tr.st.bytes);
+	CHECK(tr.st.pages_staged && tr.st.pages_deferred);
 	printf("  model (allocations failing 1 in %d, 0: none): %llu pages dirtied, %llu taken, %llu retried, %llu fallbacks\n",
 	       fail_rate,
 	       (unsigned long long)tr.st.pages_dirtied,
