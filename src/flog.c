@@ -146,8 +146,9 @@ static unsigned int live_pieces(struct aipu_flog *f,
  * @max_pages pages (the caller's limit; AIPU_FLOG_TAKE_PAGES at most), so
  * that neither a run of stale entries nor long extents make the hold (and
  * the hand-back's, a page at a time) long.  The last entry taken may go
- * up to AIPU_LOG_LEN_MAX - 1 pages past @max_pages.  Returns how many extents; 0 may only mean that every
- * entry looked at was stale, so call again while flog_oldest() is due.
+ * up to AIPU_LOG_LEN_MAX - 1 pages past @max_pages.  Returns how many
+ * extents; 0 may only mean that every entry looked at was stale, so call
+ * again while flog_oldest() is due.
  * Every page taken must be handed back with flog_done().
  */
 unsigned int flog_take(struct aipu_flog *f, unsigned long cutoff,
