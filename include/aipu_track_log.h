@@ -65,6 +65,7 @@ struct aipu_ltracker {
 	struct aipu_lentry whole, meta, times;
 	unsigned int users;		/* batches and entries being written */
 	unsigned long out_time;		/* oldest page of batches out */
+	unsigned long declined;		/* redirtied while a batch was out */
 	u8 where;			/* enum aipu_lwhere */
 	bool staged;			/* on the due list by staging: all goes */
 	bool dead;			/* mapping evicted; free when unused */
@@ -155,6 +156,8 @@ void ltrack_done_entry(struct aipu_ltrack *tr, struct aipu_lentry *e);
 void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t);
 void ltrack_end_pass(struct aipu_ltrack *tr);
 bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time);
+bool ltrack_next_time(struct aipu_ltrack *tr, unsigned long *time);
+bool ltrack_idle(struct aipu_ltrack *tr);
 unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 			     unsigned long budget, unsigned long now);
 bool ltrack_kill(struct aipu_ltrack *tr, struct aipu_ltracker *t,

@@ -214,7 +214,8 @@ void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * a ->writepage declined them (folio_redirty_for_writepage()).  That is no
  * new first dirtying: a page with a queued entry keeps it (one the flusher
  * is writing comes back through ltrack_done_pages() still dirty, at its
- * time); only pages aipu never knew get @time.
+ * time, and is counted in @t->declined: ->writepages counts it written);
+ * only pages aipu never knew get @time.
  */
 void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		    pgoff_t start, unsigned long nr, unsigned long time)
@@ -229,6 +230,8 @@ void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		for (pos = start; pos < start + nr; pos++)
 			if (!live_test(&t->q.live, pos))
 				ltrack_pages(tr, t, pos, 1, time);
+			else if (t->users)
+				t->declined++;	/* maybe of the batch out */
 	tr->st.pages_dirtied = dirtied;	/* no transitions of their own */
 }
 
@@ -477,6 +480,8 @@ static void take_pages(struct aipu_ltrack *tr, unsigned long cutoff,
 		tr->st.pages_taken += b->x[i].nr;
 	if (!t->users || time_before(b->x[0].time, t->out_time))
 		t->out_time = b->x[0].time;
+	if (!t->users)
+		t->declined = 0;
 	t->users++;
 	b->t = t;
 }
@@ -690,6 +695,35 @@ static unsigned long file_oldest(const struct aipu_ltracker *t,
 	if (t->users)
 		older(t->out_time, &oldest, &found);
 	return oldest;
+}
+
+/*
+ * First-dirty time of what phase 2 takes next (a pending entry, or the
+ * first due file's oldest page), false if nothing: the flusher's pacing.
+ */
+bool ltrack_next_time(struct aipu_ltrack *tr, unsigned long *time)
+{
+	struct aipu_lentry *e = list_first_entry_or_null(&tr->pending,
+							 struct aipu_lentry,
+							 lru);
+	struct aipu_ltracker *t = list_first_entry_or_null(&tr->due,
+							   struct aipu_ltracker,
+							   node.link);
+	bool found = false;
+
+	if (e)
+		older(e->time, time, &found);
+	if (t)
+		older(t->node.time, time, &found);
+	return found;
+}
+
+/* Nothing waits to be written. */
+bool ltrack_idle(struct aipu_ltrack *tr)
+{
+	return !tr->wheel.nodes && list_empty(&tr->due) &&
+	       list_empty(&tr->waiting) && list_empty(&tr->pending) &&
+	       list_empty(&tr->times) && list_empty(&tr->retried);
 }
 
 /*

@@ -237,11 +237,19 @@ whole:
 
 static int check_all(void)
 {
-	int f;
+	unsigned long time;
+	int f, p;
 
 	for (f = 0; f < NF; f++)
 		if (check_file(f))
 			return 1;
+	/* An idle queue has nothing dirty to answer for. */
+	for (f = 0; f < NF && ltrack_idle(&tr); f++)
+		for (p = 0; p < PAGES; p++)
+			CHECK(first[f][p] < 0);
+	/* Not idle: something to be written (timestamps are not "oldest"). */
+	CHECK(ltrack_idle(&tr) || ltrack_oldest(&tr, &time) ||
+	      !list_empty(&tr.retried) || !list_empty(&tr.times));
 	return 0;
 }
 
@@ -580,6 +588,7 @@ static int model(unsigned int seed, int fail_rate)
 	CHECK(!n_bytes && !n_chunks && !n_moved && !n_retries && !n_trackers);
 	CHECK(!tr.st.trackers && !tr.st.bytes);
 	CHECK(tr.st.pages_staged && tr.st.pages_deferred);
+	CHECK(ltrack_idle(&tr));
 	printf("  model (allocations failing 1 in %d, 0: none): %llu pages dirtied, %llu taken, %llu retried, %llu fallbacks\n",
 	       fail_rate,
 	       (unsigned long long)tr.st.pages_dirtied,
