@@ -637,11 +637,16 @@ static void older(unsigned long time, unsigned long *oldest, bool *found)
 	*found = true;
 }
 
+/* Late-list nodes ltrack_oldest() looks at, at most. */
+#define AIPU_OLDEST_LATE 64
+
 /*
- * The first-dirty time of the oldest page queued, false if none: the
- * embedded entries' heads, the due files, and the wheel's first non-empty
- * slot from its clock (a walk over at most the wheel's slots and one
- * slot's files: for `stat` and the shrinker, not the probe).
+ * The first-dirty time of the oldest page queued, to a wheel slot's width,
+ * false if none: the embedded entries' heads, the first due file (the due
+ * list is in slot order), the first AIPU_OLDEST_LATE files put back at old
+ * times, and the start of the wheel's first non-empty slot from its clock.
+ * A hold of at most the wheel's slots, whatever the files: for `stat`, not
+ * for a bound (the shrinker and the park use the file's own times).
  */
 bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time)
 {
@@ -651,27 +656,31 @@ bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time)
 	struct aipu_lentry *p = list_first_entry_or_null(&tr->pending,
 							 struct aipu_lentry,
 							 lru);
+	struct aipu_ltracker *t = list_first_entry_or_null(&tr->due,
+							   struct aipu_ltracker,
+							   node.link);
 	struct aipu_wheel *wh = &tr->wheel;
+	unsigned long base = wh->clock / wh->width;
 	struct aipu_wheel_node *n;
-	struct aipu_ltracker *t;
-	struct list_head *slot;
+	unsigned int s, late = 0;
 	bool found = false;
-	unsigned int s;
 
 	if (w)
 		older(w->time, time, &found);
 	if (p)
 		older(p->time, time, &found);
-	list_for_each_entry(t, &tr->due, node.link)
+	if (t)
 		older(t->node.time, time, &found);
-	list_for_each_entry(n, &wh->late, link)
-		older(n->time, time, &found);
-	for (s = 0; s < wh->nslots; s++) {
-		slot = &wh->slot[(wh->clock / wh->width + s) % wh->nslots];
-		list_for_each_entry(n, slot, link)
-			older(n->time, time, &found);
-		if (!list_empty(slot))
+	list_for_each_entry(n, &wh->late, link) {
+		if (late++ == AIPU_OLDEST_LATE)
 			break;
+		older(n->time, time, &found);
+	}
+	for (s = 0; s < wh->nslots; s++) {
+		if (!list_empty(&wh->slot[(base + s) % wh->nslots])) {
+			older((base + s) * wh->width, time, &found);
+			break;
+		}
 	}
 	return found;
 }

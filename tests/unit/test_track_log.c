@@ -247,6 +247,13 @@ static int check_all(void)
 	for (f = 0; f < NF && ltrack_idle(&tr); f++)
 		for (p = 0; p < PAGES; p++)
 			CHECK(first[f][p] < 0);
+	/* ltrack_oldest() is no later than any file's time, to a slot. */
+	if (ltrack_oldest(&tr, &time))
+		for (f = 0; f < NF; f++)
+			if (table[f] && (table[f]->where == AIPU_L_WHEEL ||
+					 table[f]->where == AIPU_L_DUE))
+				CHECK(!time_after(time, table[f]->node.time +
+						  tr.wheel.width));
 	/* Not idle: something to be written (timestamps are not "oldest"). */
 	CHECK(ltrack_idle(&tr) || ltrack_oldest(&tr, &time) ||
 	      !list_empty(&tr.retried) || !list_empty(&tr.times));
