@@ -154,7 +154,7 @@ void ltrack_done_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 void ltrack_requeue_entry(struct aipu_ltrack *tr, struct aipu_lentry *e);
 void ltrack_done_entry(struct aipu_ltrack *tr, struct aipu_lentry *e);
 void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t);
-void ltrack_end_pass(struct aipu_ltrack *tr);
+bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget);
 bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time);
 bool ltrack_next_time(struct aipu_ltrack *tr, unsigned long *time);
 bool ltrack_idle(struct aipu_ltrack *tr);

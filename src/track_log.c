@@ -558,14 +558,19 @@ void ltrack_done_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * The pass is over: what it put back is due in the next, and what the
  * flusher left (max_batch) goes back, counted in pages_deferred: the queued
  * pages of the files left due (exact when all of a file's pages are due,
- * as in a backlog; an upper bound otherwise), and one a left entry.
+ * as in a backlog; an upper bound otherwise), and one a left entry.  At
+ * most *@budget files and entries a call (counted down): returns true when
+ * done, false to be called again after dropping the lock.
  */
-void ltrack_end_pass(struct aipu_ltrack *tr)
+bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget)
 {
 	struct aipu_ltracker *t, *tmp;
 	struct aipu_lentry *e, *etmp;
 
 	list_for_each_entry_safe(t, tmp, &tr->due, node.link) {
+		if (!*budget)
+			return false;
+		(*budget)--;
 		tr->st.pages_deferred += t->q.log.pages + t->q.retry_pages;
 		list_del_init(&t->node.link);
 		t->where = AIPU_L_NOWHERE;
@@ -573,16 +578,22 @@ void ltrack_end_pass(struct aipu_ltrack *tr)
 		requeue(tr, t);
 	}
 	list_for_each_entry_safe(e, etmp, &tr->pending, lru) {
+		if (!*budget)
+			return false;
+		(*budget)--;
 		tr->st.pages_deferred++;
 		list_del(&e->lru);
 		waiting_insert(tr, e);
 	}
-
 	list_for_each_entry_safe(t, tmp, &tr->retried, retried) {
+		if (!*budget)
+			return false;
+		(*budget)--;
 		list_del_init(&t->retried);
 		flog_end_pass(&t->q);
 		requeue(tr, t);
 	}
+	return true;
 }
 
 /* The embedded entry @e, being written, needs another try. */

@@ -415,7 +415,8 @@ static void device(enum pattern p, unsigned long pages)
 		if (nh < maxh)
 			hold[nh++] = now_ns() - t;
 	}
-	ltrack_end_pass(&tr);
+	k = ~0U;
+	ltrack_end_pass(&tr, &k);
 	hold_stats(hold, nh, &sp, &sm);
 
 	/* Dirty it all again, then evict every file. */

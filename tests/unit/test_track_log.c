@@ -494,7 +494,9 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 			CHECK(first[f][p] < 0 || declined[f][p] ||
 			      !time_before(T0 + first[f][p], cutoff));
 		}
-	ltrack_end_pass(&tr);
+	do {
+		budget = 1 + rand() % 4;
+	} while (!ltrack_end_pass(&tr, &budget));
 	return 0;
 }
 
