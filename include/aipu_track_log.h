@@ -7,20 +7,24 @@
  *
  * Each tracked file (struct aipu_ltracker) queues its pages in a struct
  * aipu_flog (src/flog.c: 8 B a randomly dirtied page, nothing per page
- * written sequentially) and sits in the device's wheel (src/wheel.c) at its
- * oldest queued page's time.  Its whole-file entry (the coarse bound taken
- * when memory runs out, or under memory pressure) and its metadata entry
- * stay embedded, as in track.c, on a short list of their own in time order.
+ * written sequentially); its whole-file entry (the coarse bound taken when
+ * memory runs out, under memory pressure or during an umount) and its
+ * metadata entry are embedded.  The file sits in the device's wheel
+ * (src/wheel.c) at the oldest time of all of these: one node a file, O(1)
+ * to queue or move whatever the time, so no list of entries is ever walked
+ * to keep it in order.
  *
- * Phase 1 (ltrack_scan()) moves the due embedded entries to the pending
- * list and the due files from the wheel to the due list: a splice per slot,
- * in holds bounded by a budget.  Phase 2 (ltrack_take()) hands the flusher
- * either one embedded entry or a batch of one file's due extents, which it
- * merges (flog_merge()) and writes outside the lock, then hands back with
+ * Phase 1 (ltrack_scan()) moves the due files from the wheel to the due
+ * list: a splice per slot, in holds bounded by a budget.  Phase 2
+ * (ltrack_take()) hands the flusher, from the first due file, its
+ * whole-file or metadata entry if due (to be handed back with
+ * ltrack_done_entry()), else a batch of its due extents, which the flusher
+ * merges (flog_merge()) and writes outside the lock and hands back with
  * ltrack_done_pages() and ltrack_put().  While a batch is out the file
  * stays allocated (users), its pages may be dirtied again (their live bits
  * make the batch's entries stale) and it may be evicted (the hand-back is
- * then a no-op).
+ * then a no-op).  What a pass puts back is due in the next pass, not in
+ * the same one.
  *
  * Lazytime timestamps keep track.c's own list (their expiry is not
  * max_age_ms).  Staging moves the oldest files whole, whatever their age;
@@ -38,17 +42,21 @@
 #include "aipu_wheel.h"
 
 enum aipu_lentry_kind { AIPU_L_WHOLE, AIPU_L_META, AIPU_L_TIMES };
+enum aipu_lentry_state {
+	AIPU_L_IDLE,		/* nothing to write */
+	AIPU_L_WAITING,		/* queued: part of its file's time */
+	AIPU_L_RETRY,		/* put back in this pass: due in the next */
+	AIPU_L_ISSUING,		/* taken by the flusher */
+};
 /*
- * Where a tracker's node is: nowhere (nothing to take), the wheel, the due
- * list, or the drain list (its queue is being freed).
+ * Where a tracker's node is: nowhere (nothing to take), the wheel or the
+ * due list.
  */
-enum aipu_lwhere { AIPU_L_NOWHERE, AIPU_L_WHEEL, AIPU_L_DUE, AIPU_L_DRAIN };
-enum aipu_lentry_state { AIPU_L_IDLE, AIPU_L_WAITING, AIPU_L_PENDING,
-			 AIPU_L_ISSUING };
+enum aipu_lwhere { AIPU_L_NOWHERE, AIPU_L_WHEEL, AIPU_L_DUE };
 
-/* The whole-file or metadata entry of a file, embedded in its tracker. */
+/* The whole-file, metadata or timestamps entry of a file, embedded. */
 struct aipu_lentry {
-	struct list_head lru;		/* on waiting or pending */
+	struct list_head lru;		/* timestamps: on the device's list */
 	struct aipu_ltracker *t;
 	unsigned long time;
 	u8 kind, state;
@@ -61,13 +69,15 @@ struct aipu_ltracker {
 	void *host;			/* its struct inode */
 	struct aipu_flog q;		/* queued pages */
 	struct aipu_wheel_node node;	/* on the list @where says */
-	struct list_head retried;	/* on tr->retried: pages put back */
+	struct list_head retried;	/* on tr->retried: put back this pass */
+	struct list_head drain;		/* on tr->drain: queue being freed */
 	struct aipu_lentry whole, meta, times;
 	unsigned int users;		/* batches and entries being written */
 	unsigned long out_time;		/* oldest page of batches out */
 	unsigned long declined;		/* redirtied while a batch was out */
 	u8 where;			/* enum aipu_lwhere */
 	bool staged;			/* on the due list by staging: all goes */
+	bool draining;			/* @q is being freed: not to be used */
 	bool dead;			/* mapping evicted; free when unused */
 	bool hashed;			/* findable by aipu_ltracker_lookup() */
 };
@@ -79,7 +89,7 @@ struct aipu_lstats {
 	u64 pages_redirtied;	/* declined writes: kept their time */
 	u64 pages_deferred;	/* due, left by max_batch: see ltrack_end_pass */
 	u64 pages_staged;	/* moved early by staging */
-	u64 entries_scanned;	/* files and entries phase 1 looked at */
+	u64 entries_scanned;	/* files phase 1 looked at */
 	u64 fallbacks;		/* a file bounded as a whole instead */
 	u64 trackers;		/* gauge */
 	u64 bytes;		/* gauge: queue memory of the files */
@@ -95,9 +105,7 @@ struct aipu_ltrack {
 	struct list_head slots[AIPU_LTRACK_SLOTS];
 	struct list_head due;		/* files phase 1 found due */
 	struct list_head drain;		/* files whose queue is being freed */
-	struct list_head retried;	/* files with pages put back this pass */
-	struct list_head waiting;	/* embedded entries, oldest first */
-	struct list_head pending;	/* embedded entries phase 1 moved */
+	struct list_head retried;	/* files with things put back */
 	struct list_head times;		/* lazytime timestamps, oldest first */
 	struct list_head trackers;	/* every tracker of this device */
 	unsigned long stage_cutoff;	/* staged files: all before this */
@@ -140,8 +148,6 @@ void ltrack_times(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 struct aipu_lentry *ltrack_take_times(struct aipu_ltrack *tr,
 				      unsigned long cutoff);
 void ltrack_requeue_times(struct aipu_ltrack *tr, struct aipu_lentry *e);
-unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-			  unsigned long time, unsigned long budget);
 bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
 		 unsigned int *budget);
 unsigned long ltrack_stage(struct aipu_ltrack *tr, unsigned long now,
@@ -160,6 +166,8 @@ bool ltrack_next_time(struct aipu_ltrack *tr, unsigned long *time);
 bool ltrack_idle(struct aipu_ltrack *tr);
 unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 			     unsigned long budget, unsigned long now);
+unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			  unsigned long time, unsigned long budget);
 bool ltrack_kill(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		 unsigned long budget);
 

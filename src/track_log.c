@@ -18,8 +18,6 @@ void ltrack_init(struct aipu_ltrack *tr, unsigned long width,
 	INIT_LIST_HEAD(&tr->due);
 	INIT_LIST_HEAD(&tr->drain);
 	INIT_LIST_HEAD(&tr->retried);
-	INIT_LIST_HEAD(&tr->waiting);
-	INIT_LIST_HEAD(&tr->pending);
 	INIT_LIST_HEAD(&tr->times);
 	INIT_LIST_HEAD(&tr->trackers);
 }
@@ -49,6 +47,7 @@ struct aipu_ltracker *ltrack_get(struct aipu_ltrack *tr, const void *key,
 	flog_init(&t->q);
 	INIT_LIST_HEAD(&t->node.link);
 	INIT_LIST_HEAD(&t->retried);
+	INIT_LIST_HEAD(&t->drain);
 	entry_init(&t->whole, t, AIPU_L_WHOLE);
 	entry_init(&t->meta, t, AIPU_L_META);
 	entry_init(&t->times, t, AIPU_L_TIMES);
@@ -64,7 +63,34 @@ struct aipu_ltracker *ltrack_get(struct aipu_ltrack *tr, const void *key,
 
 static bool entry_queued(const struct aipu_lentry *e)
 {
-	return e->state == AIPU_L_WAITING || e->state == AIPU_L_PENDING;
+	return e->state == AIPU_L_WAITING || e->state == AIPU_L_RETRY;
+}
+
+static bool entry_due(const struct aipu_lentry *e, unsigned long cutoff)
+{
+	return e->state == AIPU_L_WAITING && time_before(e->time, cutoff);
+}
+
+static void older(unsigned long time, unsigned long *oldest, bool *found)
+{
+	if (!*found || time_before(time, *oldest))
+		*oldest = time;
+	*found = true;
+}
+
+/* The oldest time of what phase 2 could take of @t; false if nothing. */
+static bool file_time(const struct aipu_ltracker *t, unsigned long *time)
+{
+	bool found = false;
+	unsigned long x;
+
+	if (!t->draining && flog_oldest(&t->q, &x))
+		older(x, time, &found);
+	if (t->whole.state == AIPU_L_WAITING)
+		older(t->whole.time, time, &found);
+	if (t->meta.state == AIPU_L_WAITING)
+		older(t->meta.time, time, &found);
+	return found;
 }
 
 static void unlink_node(struct aipu_ltrack *tr, struct aipu_ltracker *t)
@@ -77,17 +103,17 @@ static void unlink_node(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 }
 
 /*
- * Put @t where its oldest takeable page says: the wheel's slot of that
- * time, or nowhere if it has none.  A file on the due list stays there
- * (phase 2 will come to it); one being drained or evicted goes nowhere.
+ * Put @t where its oldest takeable thing says: the wheel's slot of that
+ * time (moved only to an earlier one: O(1)), or nowhere if it has none.  A
+ * file on the due list stays there: phase 2 comes to it.
  */
 static void requeue(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 {
 	unsigned long time;
 
-	if (t->dead || t->where == AIPU_L_DUE || t->where == AIPU_L_DRAIN)
+	if (t->dead || t->where == AIPU_L_DUE)
 		return;
-	if (!flog_oldest(&t->q, &time)) {
+	if (!file_time(t, &time)) {
 		if (t->where != AIPU_L_NOWHERE)
 			unlink_node(tr, t);
 		return;
@@ -101,6 +127,24 @@ static void requeue(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 	t->where = AIPU_L_WHEEL;
 }
 
+/* Due in this pass, whatever phase 1 found: onto the due list. */
+static void make_due(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		     unsigned long time)
+{
+	if (t->dead)
+		return;
+	if (t->where == AIPU_L_DUE) {
+		if (time_before(time, t->node.time))
+			t->node.time = time;
+		return;
+	}
+	if (t->where == AIPU_L_WHEEL)
+		wheel_del(&tr->wheel, &t->node);
+	t->node.time = time;
+	list_add_tail(&t->node.link, &tr->due);
+	t->where = AIPU_L_DUE;
+}
+
 static void account(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		    unsigned long before)
 {
@@ -108,58 +152,21 @@ static void account(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 }
 
 /*
- * Pages [start, start + nr) of @t went clean -> dirty at @time.  A file
- * bounded as a whole needs nothing more for them (its whole-file entry is
- * older: they are written early, never late); a file past its memory cap,
- * being drained, or whose log cannot grow, is bounded so from here.
+ * The whole-file entry waits at @time, unless it waits at an older one; one
+ * put back in this pass stays due in the next.
  */
-void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		  pgoff_t start, unsigned long nr, unsigned long time)
-{
-	unsigned long before = t->q.log.bytes, done;
-
-	tr->st.pages_dirtied += nr;
-	if (entry_queued(&t->whole))
-		return;
-	if (t->where == AIPU_L_DRAIN ||
-	    t->q.log.bytes >= AIPU_LTRACK_BYTES_MAX) {
-		ltrack_whole(tr, t, time);
-		return;
-	}
-	done = flog_dirty(&t->q, start, nr, time);
-	account(tr, t, before);
-	if (done < nr)
-		ltrack_whole(tr, t, time);
-	if (t->where == AIPU_L_NOWHERE)
-		requeue(tr, t);
-}
-
-/* Into the waiting list in time order, walking from the tail. */
-static void waiting_insert(struct aipu_ltrack *tr, struct aipu_lentry *e)
-{
-	struct list_head *pos = tr->waiting.prev;
-
-	while (pos != &tr->waiting &&
-	       time_before(e->time, list_entry(pos, struct aipu_lentry,
-					       lru)->time))
-		pos = pos->prev;
-	list_add(&e->lru, pos);
-	e->state = AIPU_L_WAITING;
-}
-
-/* The whole-file entry waits at @time, unless it waits at an older one. */
 static void whole_by(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		     unsigned long time)
 {
 	struct aipu_lentry *w = &t->whole;
 
-	if (w->state == AIPU_L_WAITING) {
-		if (!time_before(time, w->time))
-			return;
-		list_del(&w->lru);
-	}
+	if (entry_queued(w) && !time_before(time, w->time))
+		return;
 	w->time = time;
-	waiting_insert(tr, w);
+	if (w->state == AIPU_L_RETRY)
+		return;
+	w->state = AIPU_L_WAITING;
+	requeue(tr, t);
 }
 
 /*
@@ -188,10 +195,37 @@ static void whole_cover(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 
 	if (w->state == AIPU_L_IDLE)
 		tr->st.fallbacks++;
-	if (w->state == AIPU_L_IDLE || w->state == AIPU_L_WAITING)
-		whole_by(tr, t, time);
-	else if (time_before(time, w->time))
-		w->time = time;
+	if (w->state == AIPU_L_ISSUING) {
+		if (time_before(time, w->time))
+			w->time = time;
+		return;
+	}
+	whole_by(tr, t, time);
+}
+
+/*
+ * Pages [start, start + nr) of @t went clean -> dirty at @time.  A file
+ * bounded as a whole needs nothing more for them (its whole-file entry is
+ * older: they are written early, never late); a file past its memory cap,
+ * being drained, or whose log cannot grow, is bounded so from here.
+ */
+void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		  pgoff_t start, unsigned long nr, unsigned long time)
+{
+	unsigned long before = t->q.log.bytes, done;
+
+	tr->st.pages_dirtied += nr;
+	if (entry_queued(&t->whole))
+		return;
+	if (t->draining || t->q.log.bytes >= AIPU_LTRACK_BYTES_MAX) {
+		ltrack_whole(tr, t, time);
+		return;
+	}
+	done = flog_dirty(&t->q, start, nr, time);
+	account(tr, t, before);
+	if (done < nr)
+		ltrack_whole(tr, t, time);
+	requeue(tr, t);
 }
 
 void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
@@ -199,14 +233,13 @@ void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 {
 	struct aipu_lentry *e = &t->meta;
 
-	if (e->state == AIPU_L_WAITING && was_clean) {
-		list_del(&e->lru);	/* written by someone since: anew */
-		e->state = AIPU_L_IDLE;
-	}
+	if (entry_queued(e) && was_clean)
+		e->state = AIPU_L_IDLE;	/* written by someone since: anew */
 	if (e->state != AIPU_L_IDLE)
 		return;
 	e->time = time;
-	waiting_insert(tr, e);
+	e->state = AIPU_L_WAITING;
+	requeue(tr, t);
 }
 
 /*
@@ -224,7 +257,7 @@ void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	pgoff_t pos;
 
 	tr->st.pages_redirtied += nr;
-	if (entry_queued(&t->whole) || t->where == AIPU_L_DRAIN)
+	if (entry_queued(&t->whole) || t->draining)
 		ltrack_pages(tr, t, start, nr, time);
 	else
 		for (pos = start; pos < start + nr; pos++)
@@ -246,23 +279,17 @@ void ltrack_inherit(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	unsigned long before = t->q.log.bytes;
 
 	tr->st.pages_dirtied += nr;
-	if (entry_queued(&t->whole) || t->where == AIPU_L_DRAIN ||
+	if (entry_queued(&t->whole) || t->draining ||
 	    flog_inherit(&t->q, start, nr, time)) {
 		whole_cover(tr, t, time);
-		if (t->whole.state == AIPU_L_WAITING) {
-			list_move_tail(&t->whole.lru, &tr->pending);
-			t->whole.state = AIPU_L_PENDING;
-		}
+		if (t->whole.state == AIPU_L_RETRY)
+			t->whole.state = AIPU_L_WAITING;
+		if (t->whole.state == AIPU_L_WAITING)
+			make_due(tr, t, t->whole.time);
 		return;
 	}
 	account(tr, t, before);
-	if (t->where == AIPU_L_WHEEL)
-		unlink_node(tr, t);
-	if (t->where == AIPU_L_NOWHERE) {
-		t->node.time = time;
-		list_add_tail(&t->node.link, &tr->due);
-		t->where = AIPU_L_DUE;
-	}
+	make_due(tr, t, time);
 }
 
 /*
@@ -329,7 +356,8 @@ void ltrack_requeue_times(struct aipu_ltrack *tr, struct aipu_lentry *e)
 
 /*
  * Free at most *@budget objects of @t's queue (counted down); true once
- * nothing is left.  @t is on the drain list until then.
+ * nothing is left.  @t is on the drain list, and its queue unused, until
+ * then.
  */
 static bool drain(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		  unsigned long *budget)
@@ -337,41 +365,36 @@ static bool drain(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	unsigned long before = t->q.log.bytes;
 	bool done;
 
-	if (t->where != AIPU_L_DRAIN) {
-		if (t->where != AIPU_L_NOWHERE)
-			unlink_node(tr, t);
-		list_add_tail(&t->node.link, &tr->drain);
-		t->where = AIPU_L_DRAIN;
-		list_del_init(&t->retried);
+	if (!t->draining) {
+		t->draining = true;
+		list_add_tail(&t->drain, &tr->drain);
 	}
 	done = flog_drop(&t->q, budget);
 	account(tr, t, before);
 	if (done) {
-		list_del_init(&t->node.link);
-		t->where = AIPU_L_NOWHERE;
+		list_del_init(&t->drain);
+		t->draining = false;
 		flog_init(&t->q);
 	}
 	return done;
 }
 
 /*
- * Phase 1: queues left half freed by the shrinker first, then due embedded
- * entries to the pending list and due files from the wheel to the due
- * list, looking at most at *@budget of them (counted down).  Returns true
- * when done, false when the budget ran out: call again after dropping the
- * lock.
+ * Phase 1: queues left half freed by the shrinker first, then the due files
+ * from the wheel to the due list, looking at most at *@budget of them
+ * (counted down).  Returns true when done, false when the budget ran out:
+ * call again after dropping the lock.
  */
 bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
 		 unsigned int *budget)
 {
 	struct aipu_ltracker *t, *tmp;
-	struct aipu_lentry *e;
 	unsigned int before;
 	unsigned long left;
 	LIST_HEAD(due);
 	bool done;
 
-	list_for_each_entry_safe(t, tmp, &tr->drain, node.link) {
+	list_for_each_entry_safe(t, tmp, &tr->drain, drain) {
 		if (t->dead)
 			continue;	/* ltrack_kill() frees it */
 		left = *budget;
@@ -379,16 +402,7 @@ bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
 		*budget = left;
 		if (!done)
 			return false;
-	}
-	while ((e = list_first_entry_or_null(&tr->waiting, struct aipu_lentry,
-					     lru)) &&
-	       time_before(e->time, cutoff)) {
-		if (!*budget)
-			return false;
-		(*budget)--;
-		tr->st.entries_scanned++;
-		list_move_tail(&e->lru, &tr->pending);
-		e->state = AIPU_L_PENDING;
+		requeue(tr, t);
 	}
 	before = *budget;
 	done = wheel_due(&tr->wheel, cutoff, &due, budget);
@@ -402,8 +416,7 @@ bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
 /*
  * Staging: the *@files oldest files go whole, whatever their age (pages
  * dirtied up to @now), at most *@budget of them looked at; both count
- * down.  Embedded entries waiting are staged first (a file's whole-file
- * entry is older than its pages).  Returns the pages moved.
+ * down.  Returns the pages (and entries) moved.
  */
 unsigned long ltrack_stage(struct aipu_ltrack *tr, unsigned long now,
 			   unsigned int *files, unsigned int *budget)
@@ -412,20 +425,10 @@ unsigned long ltrack_stage(struct aipu_ltrack *tr, unsigned long now,
 	struct aipu_wheel_node *n;
 	struct aipu_ltracker *t;
 	unsigned long moved = 0;
-	struct aipu_lentry *e;
 	struct list_head *slot;
 	unsigned int s;
 
 	tr->stage_cutoff = now + 1;
-	while (*files && *budget &&
-	       (e = list_first_entry_or_null(&tr->waiting, struct aipu_lentry,
-					     lru))) {
-		(*files)--;
-		(*budget)--;
-		list_move_tail(&e->lru, &tr->pending);
-		e->state = AIPU_L_PENDING;
-		moved++;
-	}
 	for (s = 0; s <= w->nslots && *files && *budget; s++) {
 		slot = s ? &w->slot[(w->clock / w->width + s - 1) % w->nslots] :
 			   &w->late;
@@ -440,38 +443,51 @@ unsigned long ltrack_stage(struct aipu_ltrack *tr, unsigned long now,
 			list_add_tail(&n->link, &tr->due);
 			t->where = AIPU_L_DUE;
 			t->staged = true;
-			moved += t->q.log.pages + t->q.retry_pages;
+			moved += (t->draining ? 0 : t->q.log.pages +
+				  t->q.retry_pages) +
+				 (t->whole.state == AIPU_L_WAITING) +
+				 (t->meta.state == AIPU_L_WAITING);
 		}
 	}
 	tr->st.pages_staged += moved;
 	return moved;
 }
 
-/*
- * The first due file's pages into @b, as many as fit; the file leaves the
- * due list once nothing due is left in it.  One flog_take() a hold: if it
- * found only stale entries, @b->again says to call again.
- */
-static void take_pages(struct aipu_ltrack *tr, unsigned long cutoff,
-		       struct aipu_lbatch *b)
+/* Something of @t is due at @cutoff. */
+static bool file_due(const struct aipu_ltracker *t, unsigned long cutoff)
 {
-	struct aipu_ltracker *t = list_first_entry(&tr->due,
-						   struct aipu_ltracker,
-						   node.link);
-	unsigned long before = t->q.log.bytes, time;
+	unsigned long time;
+
+	return entry_due(&t->whole, cutoff) || entry_due(&t->meta, cutoff) ||
+	       (!t->draining && flog_oldest(&t->q, &time) &&
+		time_before(time, cutoff));
+}
+
+/* @t leaves the due list once nothing of it is due. */
+static void leave_if_done(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			  unsigned long cutoff)
+{
+	if (file_due(t, cutoff))
+		return;
+	list_del_init(&t->node.link);
+	t->where = AIPU_L_NOWHERE;
+	t->staged = false;
+	requeue(tr, t);
+}
+
+/* The first due file's pages into @b, as many as fit: one flog_take(). */
+static void take_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		       unsigned long cutoff, struct aipu_lbatch *b)
+{
+	unsigned long before = t->q.log.bytes;
 	unsigned int i;
 
-	if (t->staged)
-		cutoff = tr->stage_cutoff;
-	b->n = flog_take(&t->q, cutoff, b->x, AIPU_LBATCH_MAX,
-			 b->max_pages ? b->max_pages : AIPU_FLOG_TAKE_PAGES);
+	if (!t->draining)
+		b->n = flog_take(&t->q, cutoff, b->x, AIPU_LBATCH_MAX,
+				 b->max_pages ? b->max_pages :
+						AIPU_FLOG_TAKE_PAGES);
 	account(tr, t, before);
-	if (!flog_oldest(&t->q, &time) || !time_before(time, cutoff)) {
-		list_del_init(&t->node.link);
-		t->where = AIPU_L_NOWHERE;
-		t->staged = false;
-		requeue(tr, t);
-	}
+	leave_if_done(tr, t, cutoff);
 	if (!b->n) {
 		b->again = !list_empty(&tr->due);
 		return;
@@ -487,40 +503,42 @@ static void take_pages(struct aipu_ltrack *tr, unsigned long cutoff,
 }
 
 /*
- * Phase 2: the oldest of what phase 1 found, dirtied before @cutoff: an
- * embedded entry (returned; hand it back with ltrack_done_entry()), or a
- * batch of one file's extents in @b (NULL returned, @b->t set: merge them
- * with flog_merge() outside the lock, hand each back with
- * ltrack_done_pages(), then call ltrack_put(@b->t)).  NULL with @b->t NULL
- * and @b->again false: nothing is left; with @b->again, a hold went on
- * stale entries only: call again (after dropping the lock).  @b->max_pages,
- * the caller's, bounds the pages of a batch (0: no bound of its own).
+ * Phase 2: from the first due file, dirtied before @cutoff (a staged file:
+ * everything), its whole-file or metadata entry (returned; hand it back
+ * with ltrack_done_entry()), or else a batch of its extents in @b (NULL
+ * returned, @b->t set: merge them with flog_merge() outside the lock, hand
+ * each back with ltrack_done_pages(), then call ltrack_put(@b->t)).  NULL
+ * with @b->t NULL and @b->again false: nothing is left; with @b->again, a
+ * hold went on stale entries only: call again (after dropping the lock).
+ * @b->max_pages, the caller's, bounds the pages of a batch (0: no bound of
+ * its own).
  */
 struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
 				struct aipu_lbatch *b)
 {
-	struct aipu_lentry *e = list_first_entry_or_null(&tr->pending,
-							 struct aipu_lentry,
-							 lru);
 	struct aipu_ltracker *t = list_first_entry_or_null(&tr->due,
 							   struct aipu_ltracker,
 							   node.link);
+	struct aipu_lentry *e = NULL;
 
 	b->t = NULL;
 	b->n = 0;
 	b->again = false;
-	if (t && (!e || t->staged || time_after(e->time, t->node.time))) {
-		take_pages(tr, cutoff, b);
-		if (b->t || !e)
-			return NULL;
-		b->again = false;
-	}
-	/* An entry first, or the due file held only stale entries. */
-	if (!e)
+	if (!t)
 		return NULL;
-	list_del_init(&e->lru);
+	if (t->staged)
+		cutoff = tr->stage_cutoff;
+	if (entry_due(&t->whole, cutoff))
+		e = &t->whole;
+	else if (entry_due(&t->meta, cutoff))
+		e = &t->meta;
+	if (!e) {
+		take_pages(tr, t, cutoff, b);
+		return NULL;
+	}
 	e->state = AIPU_L_ISSUING;
-	e->t->users++;
+	t->users++;
+	leave_if_done(tr, t, cutoff);
 	return e;
 }
 
@@ -535,14 +553,12 @@ void ltrack_done_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		       pgoff_t index, unsigned long nr, unsigned long time,
 		       bool still_dirty)
 {
-	bool whole = t->whole.state != AIPU_L_IDLE;
-
 	if (t->dead)
 		return;
 	if (still_dirty)
 		tr->st.pages_retried += nr;
-	if (t->where == AIPU_L_DRAIN || whole) {
-		if (t->where != AIPU_L_DRAIN)
+	if (t->draining || t->whole.state != AIPU_L_IDLE) {
+		if (!t->draining)
 			flog_done(&t->q, index, nr, time, false);
 		if (still_dirty)
 			whole_cover(tr, t, time);
@@ -554,53 +570,16 @@ void ltrack_done_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		list_add_tail(&t->retried, &tr->retried);
 }
 
-/*
- * The pass is over: what it put back is due in the next, and what the
- * flusher left (max_batch) goes back, counted in pages_deferred: the queued
- * pages of the files left due (exact when all of a file's pages are due,
- * as in a backlog; an upper bound otherwise), and one a left entry.  At
- * most *@budget files and entries a call (counted down): returns true when
- * done, false to be called again after dropping the lock.
- */
-bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget)
-{
-	struct aipu_ltracker *t, *tmp;
-	struct aipu_lentry *e, *etmp;
-
-	list_for_each_entry_safe(t, tmp, &tr->due, node.link) {
-		if (!*budget)
-			return false;
-		(*budget)--;
-		tr->st.pages_deferred += t->q.log.pages + t->q.retry_pages;
-		list_del_init(&t->node.link);
-		t->where = AIPU_L_NOWHERE;
-		t->staged = false;
-		requeue(tr, t);
-	}
-	list_for_each_entry_safe(e, etmp, &tr->pending, lru) {
-		if (!*budget)
-			return false;
-		(*budget)--;
-		tr->st.pages_deferred++;
-		list_del(&e->lru);
-		waiting_insert(tr, e);
-	}
-	list_for_each_entry_safe(t, tmp, &tr->retried, retried) {
-		if (!*budget)
-			return false;
-		(*budget)--;
-		list_del_init(&t->retried);
-		flog_end_pass(&t->q);
-		requeue(tr, t);
-	}
-	return true;
-}
-
-/* The embedded entry @e, being written, needs another try. */
+/* The embedded entry @e, being written, needs another try: next pass. */
 void ltrack_requeue_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
 {
-	if (!e->t->dead && e->state == AIPU_L_ISSUING)
-		waiting_insert(tr, e);
+	struct aipu_ltracker *t = e->t;
+
+	if (t->dead || e->state != AIPU_L_ISSUING)
+		return;
+	e->state = AIPU_L_RETRY;
+	if (list_empty(&t->retried))
+		list_add_tail(&t->retried, &tr->retried);
 }
 
 /* The flusher is done with @e (written, or put back). */
@@ -624,7 +603,8 @@ static void tracker_unhash(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 /* Nothing queued, nothing held: the tracker can go. */
 static bool finished(const struct aipu_ltracker *t)
 {
-	return t->where == AIPU_L_NOWHERE && flog_empty(&t->q) &&
+	return t->where == AIPU_L_NOWHERE && !t->draining &&
+	       list_empty(&t->retried) && flog_empty(&t->q) &&
 	       !t->q.live.nr_chunks && !t->q.live.nr_moved &&
 	       t->whole.state == AIPU_L_IDLE && t->meta.state == AIPU_L_IDLE &&
 	       t->times.state == AIPU_L_IDLE;
@@ -641,32 +621,60 @@ void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 	aipu_ltracker_free(t);
 }
 
-static void older(unsigned long time, unsigned long *oldest, bool *found)
+/*
+ * The pass is over: what it put back is due in the next, and what the
+ * flusher left (max_batch) goes back, counted in pages_deferred: the queued
+ * pages of the files left due (exact when all of a file's pages are due,
+ * as in a backlog; an upper bound otherwise) and their waiting entries.  At
+ * most *@budget files a call (counted down): returns true when done, false
+ * to be called again after dropping the lock.
+ */
+bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget)
 {
-	if (!*found || time_before(time, *oldest))
-		*oldest = time;
-	*found = true;
+	struct aipu_ltracker *t, *tmp;
+
+	list_for_each_entry_safe(t, tmp, &tr->due, node.link) {
+		if (!*budget)
+			return false;
+		(*budget)--;
+		tr->st.pages_deferred += (t->draining ? 0 : t->q.log.pages +
+					  t->q.retry_pages) +
+					 (t->whole.state == AIPU_L_WAITING) +
+					 (t->meta.state == AIPU_L_WAITING);
+		list_del_init(&t->node.link);
+		t->where = AIPU_L_NOWHERE;
+		t->staged = false;
+		requeue(tr, t);
+	}
+	list_for_each_entry_safe(t, tmp, &tr->retried, retried) {
+		if (!*budget)
+			return false;
+		(*budget)--;
+		list_del_init(&t->retried);
+		if (!t->draining)
+			flog_end_pass(&t->q);
+		if (t->whole.state == AIPU_L_RETRY)
+			t->whole.state = AIPU_L_WAITING;
+		if (t->meta.state == AIPU_L_RETRY)
+			t->meta.state = AIPU_L_WAITING;
+		requeue(tr, t);
+	}
+	return true;
 }
 
 /* Late-list nodes ltrack_oldest() looks at, at most. */
 #define AIPU_OLDEST_LATE 64
 
 /*
- * The first-dirty time of the oldest page queued, to a wheel slot's width,
- * false if none: the embedded entries' heads, the first due file (the due
- * list is in slot order), the first AIPU_OLDEST_LATE files put back at old
- * times, and the start of the wheel's first non-empty slot from its clock.
- * A hold of at most the wheel's slots, whatever the files: for `stat`, not
- * for a bound (the shrinker and the park use the file's own times).
+ * The first-dirty time of the oldest thing queued, to a wheel slot's width,
+ * false if none: the first due file (the due list is in slot order), the
+ * first AIPU_OLDEST_LATE files put back at old times, and the start of the
+ * wheel's first non-empty slot from its clock.  A hold of at most the
+ * wheel's slots, whatever the files: for `stat`, not for a bound (the
+ * shrinker and the park use the file's own times).
  */
 bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time)
 {
-	struct aipu_lentry *w = list_first_entry_or_null(&tr->waiting,
-							 struct aipu_lentry,
-							 lru);
-	struct aipu_lentry *p = list_first_entry_or_null(&tr->pending,
-							 struct aipu_lentry,
-							 lru);
 	struct aipu_ltracker *t = list_first_entry_or_null(&tr->due,
 							   struct aipu_ltracker,
 							   node.link);
@@ -676,10 +684,6 @@ bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time)
 	unsigned int s, late = 0;
 	bool found = false;
 
-	if (w)
-		older(w->time, time, &found);
-	if (p)
-		older(p->time, time, &found);
 	if (t)
 		older(t->node.time, time, &found);
 	list_for_each_entry(n, &wh->late, link) {
@@ -697,52 +701,46 @@ bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time)
 }
 
 /*
- * The oldest first-dirty time of anything of @t's pages aipu knows: its
- * queue, this pass's retries, and a batch the flusher holds (whose pages
- * may be put back).  @now if none.
+ * The oldest first-dirty time of anything of @t's aipu knows: its queue,
+ * this pass's retries, its entries, and a batch the flusher holds (whose
+ * pages may be put back).  @now if none.
  */
 static unsigned long file_oldest(const struct aipu_ltracker *t,
 				 unsigned long now)
 {
-	unsigned long oldest = now, time;
+	unsigned long oldest = now;
 	bool found = false;
 	struct aipu_retry *r;
 
-	if (flog_oldest(&t->q, &time))
-		older(time, &oldest, &found);
-	list_for_each_entry(r, &t->q.retry_new, link)
-		older(r->x.time, &oldest, &found);
+	found = file_time(t, &oldest);
+	if (!t->draining)
+		list_for_each_entry(r, &t->q.retry_new, link)
+			older(r->x.time, &oldest, &found);
+	if (entry_queued(&t->whole))
+		older(t->whole.time, &oldest, &found);
+	if (entry_queued(&t->meta))
+		older(t->meta.time, &oldest, &found);
 	if (t->users)
 		older(t->out_time, &oldest, &found);
 	return oldest;
 }
 
-/*
- * First-dirty time of what phase 2 takes next (a pending entry, or the
- * first due file's oldest page), false if nothing: the flusher's pacing.
- */
+/* First-dirty time of what phase 2 takes next, false if nothing. */
 bool ltrack_next_time(struct aipu_ltrack *tr, unsigned long *time)
 {
-	struct aipu_lentry *e = list_first_entry_or_null(&tr->pending,
-							 struct aipu_lentry,
-							 lru);
 	struct aipu_ltracker *t = list_first_entry_or_null(&tr->due,
 							   struct aipu_ltracker,
 							   node.link);
-	bool found = false;
 
-	if (e)
-		older(e->time, time, &found);
 	if (t)
-		older(t->node.time, time, &found);
-	return found;
+		*time = t->node.time;
+	return t;
 }
 
 /* Nothing waits to be written. */
 bool ltrack_idle(struct aipu_ltrack *tr)
 {
 	return !tr->wheel.nodes && list_empty(&tr->due) &&
-	       list_empty(&tr->waiting) && list_empty(&tr->pending) &&
 	       list_empty(&tr->times) && list_empty(&tr->retried);
 }
 
@@ -755,31 +753,29 @@ bool ltrack_idle(struct aipu_ltrack *tr)
 unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 			     unsigned long budget, unsigned long now)
 {
-	unsigned long left = budget, oldest;
+	unsigned long left = budget;
 
 	if (t->dead || t->whole.state == AIPU_L_ISSUING)
 		return 0;	/* its walk may be past a page we would free */
-	if (t->where != AIPU_L_DRAIN) {
-		oldest = file_oldest(t, now);
+	if (!t->draining) {
 		if (t->whole.state == AIPU_L_IDLE)
 			tr->st.fallbacks++;
-		if (t->whole.state != AIPU_L_PENDING)
-			whole_by(tr, t, oldest);
-		else if (time_before(oldest, t->whole.time))
-			t->whole.time = oldest;	/* what it puts back keeps it */
+		/* It stands for pages that may be due in this pass. */
+		if (t->whole.state == AIPU_L_RETRY)
+			t->whole.state = AIPU_L_WAITING;
+		whole_by(tr, t, file_oldest(t, now));
 	}
 	drain(tr, t, &left);
+	requeue(tr, t);
 	return budget - left;
 }
 
 /*
  * Nothing of @t can be written for now (umount holds its super block) and
  * its pages dirtied at @time are already late: rather than put them back
- * every period, bound the file as a whole at @time (no later than any of
- * its pages the caller holds; the queue's own are covered by the whole
- * entry taking the file's oldest) and free its queue, @budget objects a
- * call.  Returns the objects freed; the caller calls again while that is
- * @budget.
+ * every period, bound the file as a whole at the older of @time and its
+ * own oldest, and free its queue, @budget objects a call.  Returns the
+ * objects freed; the caller calls again while that is @budget.
  */
 unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 			  unsigned long time, unsigned long budget)
@@ -788,12 +784,13 @@ unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 
 	if (t->dead || t->whole.state == AIPU_L_ISSUING)
 		return 0;
-	if (t->where != AIPU_L_DRAIN) {
-		unsigned long oldest = file_oldest(t, time);
-
-		whole_cover(tr, t, time_before(oldest, time) ? oldest : time);
+	if (!t->draining) {
+		if (t->whole.state == AIPU_L_RETRY)
+			t->whole.state = AIPU_L_WAITING;
+		whole_cover(tr, t, file_oldest(t, time));
 	}
 	drain(tr, t, &left);
+	requeue(tr, t);
 	return budget - left;
 }
 
@@ -808,18 +805,17 @@ bool ltrack_kill(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		 unsigned long budget)
 {
 	if (!t->dead) {
-		if (entry_queued(&t->whole))
-			list_del_init(&t->whole.lru);
-		if (entry_queued(&t->meta))
-			list_del_init(&t->meta.lru);
 		if (t->times.state == AIPU_L_WAITING)
 			list_del_init(&t->times.lru);
-		if (t->times.state != AIPU_L_ISSUING)
-			t->times.state = AIPU_L_IDLE;
 		if (t->whole.state != AIPU_L_ISSUING)
 			t->whole.state = AIPU_L_IDLE;
 		if (t->meta.state != AIPU_L_ISSUING)
 			t->meta.state = AIPU_L_IDLE;
+		if (t->times.state != AIPU_L_ISSUING)
+			t->times.state = AIPU_L_IDLE;
+		if (t->where != AIPU_L_NOWHERE)
+			unlink_node(tr, t);
+		list_del_init(&t->retried);
 		tracker_unhash(tr, t);
 		t->dead = true;
 		t->users++;		/* until the last call */

@@ -156,6 +156,9 @@ static bool retried[NF][PAGES];		/* put back when due: early later */
 static bool fresh[NF][PAGES];		/* dirtied during this pass */
 static struct aipu_ltracker *dying[NF];	/* being evicted */
 static long times_first[NF];		/* lazytime timestamps dirty since */
+static long meta_first[NF];		/* the inode dirty since */
+static bool meta_declined[NF];		/* its write declined this pass */
+static bool whole_declined[NF];		/* so for the whole-file entry */
 
 /* Pages of @f with a live queued entry no later than their time. */
 static unsigned int good[PAGES];
@@ -197,10 +200,11 @@ static int check_file(int f)
 	if (!t) {
 		for (i = 0; i < PAGES; i++)
 			CHECK(first[f][i] < 0);
+		CHECK(meta_first[f] < 0);
 		return 0;
 	}
 	CHECK(!t->dead && t->hashed);
-	if (t->where == AIPU_L_DRAIN)
+	if (t->draining)
 		goto whole;
 	for (s = t->q.log.head; s; s = s->next) {
 		for (i = s == t->q.log.head ? t->q.log.pos : 0; i < s->n; i++) {
@@ -219,7 +223,7 @@ static int check_file(int f)
 whole:
 	for (i = 0; i < PAGES; i++) {
 		bool by_whole = (t->whole.state == AIPU_L_WAITING ||
-				 t->whole.state == AIPU_L_PENDING) &&
+				 t->whole.state == AIPU_L_RETRY) &&
 				!time_after(t->whole.time, T0 + first[f][i]);
 
 		if (first[f][i] >= 0 && !good[i] && !by_whole)
@@ -227,11 +231,28 @@ whole:
 			       f, i, first[f][i], t->where, t->whole.state);
 		CHECK(first[f][i] < 0 || good[i] || by_whole);
 	}
+	CHECK(meta_first[f] < 0 ||
+	      ((t->meta.state == AIPU_L_WAITING ||
+		t->meta.state == AIPU_L_RETRY) &&
+	       !time_after(t->meta.time, T0 + meta_first[f])));
 	CHECK(times_first[f] < 0 || (t->times.state == AIPU_L_WAITING &&
 				      !list_empty(&t->times.lru)));
 	/* Queued somewhere phase 1 looks, if it has anything to take. */
-	CHECK(t->where != AIPU_L_NOWHERE || flog_empty(&t->q) ||
+	CHECK(t->where != AIPU_L_NOWHERE || t->draining || flog_empty(&t->q) ||
 	      !list_empty(&t->retried) || t->users);
+	CHECK(t->where != AIPU_L_NOWHERE || (t->whole.state != AIPU_L_WAITING &&
+					     t->meta.state != AIPU_L_WAITING));
+	/* ... and at a time no later than anything it holds. */
+	if (t->where == AIPU_L_WHEEL) {
+		unsigned long o;
+
+		if (!t->draining && flog_oldest(&t->q, &o))
+			CHECK(!time_after(t->node.time, o));
+		if (t->whole.state == AIPU_L_WAITING)
+			CHECK(!time_after(t->node.time, t->whole.time));
+		if (t->meta.state == AIPU_L_WAITING)
+			CHECK(!time_after(t->node.time, t->meta.time));
+	}
 	return 0;
 }
 
@@ -287,7 +308,7 @@ static void dirty(int f, pgoff_t p, unsigned int k)
 		fb = tr.st.fallbacks;
 		/* Under the whole-file entry: written early, never late. */
 		bywhole = t->whole.state != AIPU_L_IDLE ||
-			  t->where == AIPU_L_DRAIN;
+			  t->draining;
 		ltrack_pages(&tr, t, s, q - s, now);
 		if (bywhole || imprecise != t->q.imprecise ||
 		    fb != tr.st.fallbacks)
@@ -301,6 +322,7 @@ static void clean_file(int f)
 	int i;
 
 	times_first[f] = -1;
+	meta_first[f] = -1;
 	for (i = 0; i < PAGES; i++) {
 		first[f][i] = -1;
 		early_ok[f][i] = false;
@@ -319,6 +341,8 @@ static void inherit(int f, pgoff_t p, unsigned long time)
 	t = ltrack_get(&tr, &keys[f], NULL);
 	if (!t)
 		return;
+	if (t->whole.state == AIPU_L_RETRY)
+		whole_declined[f] = false;	/* due again: for these */
 	first[f][p] = time - T0;
 	early_ok[f][p] = true;	/* dated back: "due" says nothing of it */
 	fresh[f][p] = true;
@@ -386,6 +410,8 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 			staged[(const char *)t->key - keys] = true;
 	memset(declined, 0, sizeof(declined));
 	memset(fresh, 0, sizeof(fresh));
+	memset(meta_declined, 0, sizeof(meta_declined));
+	memset(whole_declined, 0, sizeof(whole_declined));
 	for (;;) {
 		if (limit && issued >= limit) {
 			stopped = true;
@@ -400,6 +426,7 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 			if (e->kind == AIPU_L_WHOLE) {
 				bool again = false;
 
+				CHECK(!whole_declined[f]);
 				for (p = 0; p < PAGES; p++) {
 					if (first[f][p] < 0)
 						continue;
@@ -411,8 +438,19 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 					first[f][p] = -1;
 					retried[f][p] = false;
 				}
-				if (again)
+				if (again) {
+					whole_declined[f] = true;
 					ltrack_requeue_entry(&tr, e);
+				}
+			} else if (e->kind == AIPU_L_META) {
+				/* Put back: due in the next pass, not this. */
+				CHECK(!meta_declined[f]);
+				if (rand() % 8) {
+					meta_first[f] = -1;
+				} else {
+					meta_declined[f] = true;
+					ltrack_requeue_entry(&tr, e);
+				}
 			}
 			ltrack_done_entry(&tr, e);
 			continue;
@@ -475,6 +513,9 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 			CHECK(first[f][p] < 0 || declined[f][p] ||
 			      fresh[f][p] ||
 			      (table[f] && table[f]->whole.state != AIPU_L_IDLE));
+	for (f = 0; f < NF && !stopped; f++)
+		CHECK(meta_first[f] < 0 || meta_declined[f] ||
+		      !time_before(T0 + meta_first[f], cutoff));
 	/* Nothing due is left but what was put back, or max_batch left. */
 	for (f = 0; f < NF && !stopped; f++)
 		for (p = 0; p < PAGES; p++) {
@@ -571,6 +612,17 @@ static int model(unsigned int seed, int fail_rate)
 		} else if (r < 57) {
 			if (write_times(now - rand() % 20))
 				return 1;
+		} else if (r < 60) {
+			struct aipu_ltracker *t = dying[f] ? NULL :
+				ltrack_get(&tr, &keys[f], NULL);
+
+			if (t) {
+				bool was_clean = meta_first[f] < 0;
+
+				if (was_clean)
+					meta_first[f] = now - T0;
+				ltrack_meta(&tr, t, now, was_clean);
+			}
 		} else if (r < 70) {
 			now += 1 + rand() % 4;
 		} else {
