@@ -48,6 +48,7 @@ enum aipu_lentry_state {
 	AIPU_L_RETRY,		/* put back in this pass: due in the next */
 	AIPU_L_ISSUING,		/* taken by the flusher */
 };
+
 /*
  * Where a tracker's node is: nowhere (nothing to take), the wheel or the
  * due list.
