@@ -73,6 +73,7 @@ int live_dirty(struct aipu_live *l, pgoff_t index, unsigned long time);
 bool live_test(struct aipu_live *l, pgoff_t index);
 bool live_take(struct aipu_live *l, pgoff_t index, unsigned long time);
 void live_done(struct aipu_live *l, pgoff_t index, bool still_dirty);
+void live_done_range(struct aipu_live *l, pgoff_t index, unsigned long nr);
 bool live_drop(struct aipu_live *l, unsigned long *budget);
 
 #endif /* AIPU_LIVE_H */

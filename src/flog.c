@@ -295,11 +295,12 @@ int flog_inherit(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 int flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 	      unsigned long time, bool still_dirty)
 {
-	unsigned long i;
-
-	for (i = 0; i < nr; i++)
-		live_done(&f->live, index + i, still_dirty);
-	return still_dirty ? retry_add(f, index, nr, time, false) : 0;
+	if (!still_dirty) {
+		live_done_range(&f->live, index, nr);
+		return 0;
+	}
+	/* Still dirty: their live bits stay, for the retry. */
+	return retry_add(f, index, nr, time, false);
 }
 
 /*

@@ -203,6 +203,56 @@ void live_done(struct aipu_live *l, pgoff_t index, bool still_dirty)
 		chunk_free(l, c);
 }
 
+/* Clear chunk @c's bits [from, to); returns how many were set. */
+static unsigned int chunk_clear(struct aipu_live_chunk *c, unsigned int from,
+				unsigned int to)
+{
+	unsigned int w, lo, cleared = 0;
+	unsigned long mask;
+
+	for (w = from / BITS_PER_LONG; w * BITS_PER_LONG < to; w++) {
+		lo = w * BITS_PER_LONG;
+		mask = ~0UL;
+		if (from > lo)
+			mask &= ~0UL << (from - lo);
+		if (to < lo + BITS_PER_LONG)
+			mask &= ~0UL >> (lo + BITS_PER_LONG - to);
+		cleared += hweight_long(c->bits[w] & mask);
+		c->bits[w] &= ~mask;
+	}
+	return cleared;
+}
+
+/*
+ * live_done() for pages [index, index + nr), none still dirty: a word at a
+ * time when no page is in the moved map (the hand-back of a long
+ * sequential extent costs its words, not its pages), else a page at a time.
+ */
+void live_done_range(struct aipu_live *l, pgoff_t index, unsigned long nr)
+{
+	pgoff_t end = index + nr, base, stop;
+	struct aipu_live_chunk *c;
+	unsigned int n;
+
+	if (!RB_EMPTY_ROOT(&l->moved)) {
+		for (; index < end; index++)
+			live_done(l, index, false);
+		return;
+	}
+	for (; index < end; index = stop) {
+		base = chunk_base(index);
+		stop = min_t(pgoff_t, end, base + AIPU_LIVE_CHUNK_PAGES);
+		c = chunk_find(l, index, false);
+		if (!c)
+			continue;
+		n = chunk_clear(c, index - base, stop - base);
+		c->set -= n;
+		l->pages -= n;
+		if (!c->set)
+			chunk_free(l, c);
+	}
+}
+
 /*
  * Forget every page (eviction, or the file bounded as a whole), freeing at
  * most *@budget chunks and moved entries (counted down).  Returns true once

@@ -218,6 +218,45 @@ static int test_model(void)
 	return 0;
 }
 
+/* live_done_range() does what live_done() a page at a time does. */
+static int test_range(void)
+{
+	struct aipu_live a, b;
+	unsigned int trial, i;
+
+	srand(5);
+	for (trial = 0; trial < 200; trial++) {
+		unsigned long index = rand() % 3000, nr = 1 + rand() % 1500;
+		bool again = trial % 4 == 0;	/* some pages in the moved map */
+
+		live_init(&a);
+		live_init(&b);
+		for (i = 0; i < 1500; i++) {
+			unsigned int p = rand() % 4000;
+
+			if (live_test(&a, p))
+				continue;	/* moved entries only on purpose */
+			CHECK(live_dirty(&a, p, 1) >= 0);
+			CHECK(live_dirty(&b, p, 1) >= 0);
+			if (again && rand() % 20 == 0) {
+				CHECK(live_dirty(&a, p, 2) >= 0);
+				CHECK(live_dirty(&b, p, 2) >= 0);
+			}
+		}
+		CHECK(again || !a.nr_moved);
+		live_done_range(&a, index, nr);
+		for (i = 0; i < nr; i++)
+			live_done(&b, index + i, false);
+		for (i = 0; i < 4600; i++)
+			CHECK(live_test(&a, i) == live_test(&b, i));
+		CHECK(a.pages == b.pages && a.nr_chunks == b.nr_chunks);
+		live_drop(&a, &(unsigned long){ ~0UL });
+		live_drop(&b, &(unsigned long){ ~0UL });
+	}
+	CHECK(live_chunks == 0 && live_moved == 0);
+	return 0;
+}
+
 #define RUN(fn)                                                        \
 	do {                                                           \
 		cur = #fn;                                             \
@@ -234,6 +273,7 @@ int main(void)
 {
 	RUN(test_directed);
 	RUN(test_model);
+	RUN(test_range);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
