@@ -295,12 +295,33 @@ int flog_inherit(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 int flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 	      unsigned long time, bool still_dirty)
 {
+	pgoff_t p, from;
+	int err;
+
 	if (!still_dirty) {
 		live_done_range(&f->live, index, nr);
 		return 0;
 	}
 	/* Still dirty: their live bits stay, for the retry. */
-	return retry_add(f, index, nr, time, false);
+	if (!f->live.nr_moved)
+		return retry_add(f, index, nr, time, false);
+	/*
+	 * A page dirtied again during its write has a newer entry already (in
+	 * the moved map): a retry would be stale, or, dirtied in the jiffy of
+	 * this one, a second live entry of one time, which outlives the first
+	 * and covers a later dirtying too early.
+	 */
+	for (p = from = index; p <= index + nr; p++) {
+		if (p < index + nr && !live_is_moved(&f->live, p))
+			continue;
+		if (p > from) {
+			err = retry_add(f, from, p - from, time, false);
+			if (err)
+				return err;
+		}
+		from = p + 1;
+	}
+	return 0;
 }
 
 /*

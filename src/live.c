@@ -152,6 +152,12 @@ int live_dirty(struct aipu_live *l, pgoff_t index, unsigned long time)
 	return err ? err : AIPU_LIVE_AGAIN;
 }
 
+/* Is page @index in the moved map: dirtied again while an entry was queued? */
+bool live_is_moved(struct aipu_live *l, pgoff_t index)
+{
+	return !RB_EMPTY_ROOT(&l->moved) && moved_find(l, index);
+}
+
 /* Does page @index have an entry not yet processed? */
 bool live_test(struct aipu_live *l, pgoff_t index)
 {

@@ -415,7 +415,7 @@ bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
 
 /*
  * Staging: the *@files oldest files go whole, whatever their age (pages
- * dirtied up to @now), at most *@budget of them looked at; both count
+ * dirtied before @now), at most *@budget of them looked at; both count
  * down.  Returns the pages (and entries) moved.
  */
 unsigned long ltrack_stage(struct aipu_ltrack *tr, unsigned long now,
@@ -428,7 +428,11 @@ unsigned long ltrack_stage(struct aipu_ltrack *tr, unsigned long now,
 	struct list_head *slot;
 	unsigned int s;
 
-	tr->stage_cutoff = now + 1;
+	/*
+	 * Not the pages of this jiffy: dirtied again during their write, they
+	 * would have a second entry of the same time (see flog_done()).
+	 */
+	tr->stage_cutoff = now;
 	for (s = 0; s <= w->nslots && *files && *budget; s++) {
 		slot = s ? &w->slot[(w->clock / w->width + s - 1) % w->nslots] :
 			   &w->late;

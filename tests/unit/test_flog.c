@@ -190,6 +190,34 @@ static int test_stale(void)
 	return 0;
 }
 
+/*
+ * A page dirtied again during its write in the jiffy of its entry (the
+ * write staged at once): its retry would be a second entry of one time,
+ * which outlives the first and would cover a later dirtying too early.
+ */
+static int test_same_jiffy(void)
+{
+	struct aipu_extent x[1024];
+	struct aipu_flog f;
+
+	flog_init(&f);
+	CHECK(flog_dirty(&f, 7, 1, T0) == 1);
+	CHECK(take_all(&f, T0 + 1, x) == 1);
+	CHECK(flog_dirty(&f, 7, 1, T0) == 1);	/* during the write */
+	CHECK(!flog_done(&f, 7, 1, T0, true));	/* it is dirty again */
+	flog_end_pass(&f);
+	/* One page a take (max_batch): a second entry would be left queued. */
+	CHECK(flog_take(&f, T0 + 2, x, AIPU_FLOG_TAKE_MIN, 1) == 1);
+	CHECK(x[0].index == 7);
+	CHECK(!flog_done(&f, 7, 1, T0, false));
+	CHECK(flog_empty(&f) && !live_test(&f.live, 7));
+	CHECK(flog_dirty(&f, 7, 1, T0 + 5) == 1);
+	CHECK(take_all(&f, T0 + 3, x) == 0);	/* nothing due: no ghost */
+	flog_drop(&f, &(unsigned long){ ~0UL });
+	CHECK(no_memory_held());
+	return 0;
+}
+
 /* A take looks at AIPU_FLOG_TAKE_ENTRIES entries at most, stale or not. */
 static int test_stale_run(void)
 {
@@ -438,6 +466,7 @@ int main(void)
 {
 	RUN(test_take_and_retry);
 	RUN(test_stale);
+	RUN(test_same_jiffy);
 	RUN(test_stale_run);
 	RUN(test_take_room);
 	RUN(test_merge);

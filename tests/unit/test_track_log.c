@@ -507,11 +507,14 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 	}
 	/* A batch goes past max_batch by less than an entry. */
 	CHECK(!limit || issued < limit + AIPU_LOG_LEN_MAX);
-	/* Staged files went whole, but for what was put back or came later. */
+	/*
+	 * Staged files went whole, but for what was put back, came later or
+	 * was dirtied in this jiffy (ltrack_stage() leaves that).
+	 */
 	for (f = 0; f < NF && !stopped; f++)
 		for (p = 0; p < PAGES && staged[f]; p++)
 			CHECK(first[f][p] < 0 || declined[f][p] ||
-			      fresh[f][p] ||
+			      fresh[f][p] || first[f][p] == (long)(now - T0) ||
 			      (table[f] && table[f]->whole.state != AIPU_L_IDLE));
 	for (f = 0; f < NF && !stopped; f++)
 		CHECK(meta_first[f] < 0 || meta_declined[f] ||
@@ -659,15 +662,26 @@ static int model(unsigned int seed, int fail_rate)
 	return 0;
 }
 
+/*
+ * AIPU_SEED (environment, a number) runs the models from other seeds: the
+ * defaults are the committed runs; a sweep of seeds finds rarer paths.
+ */
+static unsigned int seed(unsigned int dflt)
+{
+	const char *s = getenv("AIPU_SEED");
+
+	return s ? (unsigned int)strtoul(s, NULL, 0) * 7919 + dflt : dflt;
+}
+
 /* Without failures early_ok comes only from the shrinker: a strict run. */
 static int test_model(void)
 {
-	return model(3, 0);
+	return model(seed(3), 0);
 }
 
 static int test_model_failing(void)
 {
-	return model(5, 80);
+	return model(seed(5), 80);
 }
 
 #define RUN(fn)                                                        \
