@@ -10,7 +10,10 @@
  * has taken what is due.  A file that had nothing queued joins the slot of
  * its first page's time, the current one: O(1) in the probe.  Slots are
  * found by time modulo the wheel, so a file whose time has wrapped round is
- * checked, not trusted, and put back.  Callers hold the device's lock.
+ * checked, not trusted, and put back; times count from the wheel's base,
+ * 1,024 turns before its start, not from 0, so that slots stay in order
+ * where jiffies wrap (ULONG_MAX + 1 is no multiple of the wheel's span).
+ * Callers hold the device's lock.
  */
 #ifndef AIPU_WHEEL_H
 #define AIPU_WHEEL_H
@@ -35,12 +38,14 @@ struct aipu_wheel {
 	struct list_head seen;		/* looked at in the slot being visited */
 	struct list_head late;		/* added with a time before the clock */
 	unsigned long width;		/* jiffies a slot */
+	unsigned long base;		/* slots count from here: see above */
 	unsigned long clock;		/* slots before this time are visited */
 	unsigned long nodes;		/* files in the wheel */
 };
 
 void wheel_init(struct aipu_wheel *w, struct list_head *slots,
 		unsigned int nslots, unsigned long width, unsigned long now);
+struct list_head *wheel_slot(struct aipu_wheel *w, unsigned long time);
 void wheel_add(struct aipu_wheel *w, struct aipu_wheel_node *n,
 	       unsigned long time);
 void wheel_del(struct aipu_wheel *w, struct aipu_wheel_node *n);

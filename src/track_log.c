@@ -434,7 +434,7 @@ unsigned long ltrack_stage(struct aipu_ltrack *tr, unsigned long now,
 	 */
 	tr->stage_cutoff = now;
 	for (s = 0; s <= w->nslots && *files && *budget; s++) {
-		slot = s ? &w->slot[(w->clock / w->width + s - 1) % w->nslots] :
+		slot = s ? wheel_slot(w, w->clock + (s - 1) * w->width) :
 			   &w->late;
 		while (*files && *budget &&
 		       (n = list_first_entry_or_null(slot,
@@ -683,7 +683,7 @@ bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time)
 							   struct aipu_ltracker,
 							   node.link);
 	struct aipu_wheel *wh = &tr->wheel;
-	unsigned long base = wh->clock / wh->width;
+	unsigned long start = wh->clock;
 	struct aipu_wheel_node *n;
 	unsigned int s, late = 0;
 	bool found = false;
@@ -695,9 +695,9 @@ bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time)
 			break;
 		older(n->time, time, &found);
 	}
-	for (s = 0; s < wh->nslots; s++) {
-		if (!list_empty(&wh->slot[(base + s) % wh->nslots])) {
-			older((base + s) * wh->width, time, &found);
+	for (s = 0; s < wh->nslots; s++, start += wh->width) {
+		if (!list_empty(wheel_slot(wh, start))) {
+			older(start, time, &found);
 			break;
 		}
 	}

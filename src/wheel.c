@@ -8,9 +8,16 @@
 
 #include "aipu_wheel.h"
 
-static struct list_head *slot_of(struct aipu_wheel *w, unsigned long time)
+/* The slot that holds nodes of @time. */
+struct list_head *wheel_slot(struct aipu_wheel *w, unsigned long time)
 {
-	return &w->slot[(time / w->width) % w->nslots];
+	return &w->slot[((time - w->base) / w->width) % w->nslots];
+}
+
+/* The start of @time's slot. */
+static unsigned long align(const struct aipu_wheel *w, unsigned long time)
+{
+	return time - (time - w->base) % w->width;
 }
 
 void wheel_init(struct aipu_wheel *w, struct list_head *slots,
@@ -25,7 +32,9 @@ void wheel_init(struct aipu_wheel *w, struct list_head *slots,
 	INIT_LIST_HEAD(&w->seen);
 	INIT_LIST_HEAD(&w->late);
 	w->width = width ? width : 1;
-	w->clock = now - now % w->width;
+	/* Far enough back that no cutoff comes before it. */
+	w->base = now - (unsigned long)w->width * w->nslots * 1024;
+	w->clock = align(w, now);
 	w->nodes = 0;
 }
 
@@ -40,7 +49,7 @@ void wheel_add(struct aipu_wheel *w, struct aipu_wheel_node *n,
 {
 	n->time = time;
 	list_add_tail(&n->link, time_before(time, w->clock) ? &w->late :
-							      slot_of(w, time));
+							      wheel_slot(w, time));
 	w->nodes++;
 }
 
@@ -74,7 +83,7 @@ static bool visit(struct aipu_wheel *w, struct list_head *slot,
 		}
 	}
 	list_for_each_entry_safe(n, tmp, &w->seen, link)
-		list_move_tail(&n->link, slot_of(w, n->time));
+		list_move_tail(&n->link, wheel_slot(w, n->time));
 	return true;
 }
 
@@ -96,7 +105,7 @@ static bool visit_late(struct aipu_wheel *w, unsigned long cutoff,
 			list_move_tail(&n->link, due);
 			w->nodes--;
 		} else {
-			list_move_tail(&n->link, slot_of(w, n->time));
+			list_move_tail(&n->link, wheel_slot(w, n->time));
 		}
 	}
 	return true;
@@ -118,11 +127,11 @@ bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,
 		return false;
 	/* max_age_ms was raised: the cutoff went back, and so must the clock. */
 	if (time_before(cutoff, w->clock))
-		w->clock = cutoff - cutoff % w->width;
+		w->clock = align(w, cutoff);
 	steps = (cutoff - w->clock) / w->width;
 	if (steps >= w->nslots) {
 		/* A whole turn or more: every slot once, then where cutoff is. */
-		w->clock = cutoff - cutoff % w->width -
+		w->clock = align(w, cutoff) -
 			   (w->nslots - 1) * (unsigned long)w->width;
 		steps = w->nslots - 1;
 	}
@@ -130,7 +139,7 @@ bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,
 		/* @cutoff's own slot holds nothing due if it starts there. */
 		if (!steps && w->clock == cutoff)
 			return true;
-		if (!visit(w, slot_of(w, w->clock), cutoff, due, budget))
+		if (!visit(w, wheel_slot(w, w->clock), cutoff, due, budget))
 			return false;
 		if (!steps--)
 			return true;	/* @cutoff's slot: visited again next time */
