@@ -21,8 +21,10 @@
  * time: the first taken is written, and the page's bit may be cleared while
  * the second is queued; a later dirtying then makes a second live entry and
  * the page is written early (never late).  That needs a foreign write within
- * one jiffy of the dirtying; the flusher itself writes nothing younger than
- * max_age_ms (100 ms at least).
+ * one jiffy of the dirtying: the flusher itself writes nothing of the
+ * current jiffy (max_age_ms is 100 ms at least, and staging leaves that
+ * jiffy's pages), and puts back no page that has a newer entry
+ * (flog_done()).
  *
  * Bits live in chunks of AIPU_LIVE_CHUNK_PAGES pages (an rbtree by base,
  * with a hint for runs of nearby pages): about 0.2 B a page where the dirty
