@@ -154,6 +154,13 @@ static bool early_ok[NF][PAGES];
 static bool declined[NF][PAGES];	/* put back in the last pass */
 static bool retried[NF][PAGES];		/* put back when due: early later */
 static bool fresh[NF][PAGES];		/* dirtied during this pass */
+/*
+ * Jiffy in which a whole-file write last cleaned the page: a write that
+ * does not go through the page's entries, like fsync; dirtied again in that
+ * jiffy, the page has two entries of one time, and once one is written the
+ * other may cover a later dirtying early (aipu_live.h: early, never late).
+ */
+static long whole_clean[NF][PAGES];
 static struct aipu_ltracker *dying[NF];	/* being evicted */
 static long times_first[NF];		/* lazytime timestamps dirty since */
 static long meta_first[NF];		/* the inode dirty since */
@@ -301,6 +308,8 @@ static void dirty(int f, pgoff_t p, unsigned int k)
 		for (q = s; q < end && first[f][q] < 0; q++) {
 			first[f][q] = now - T0;
 			fresh[f][q] = true;
+			if (whole_clean[f][q] == (long)(now - T0))
+				early_ok[f][q] = true;
 		}
 		if (q == s)
 			break;
@@ -325,6 +334,7 @@ static void clean_file(int f)
 	meta_first[f] = -1;
 	for (i = 0; i < PAGES; i++) {
 		first[f][i] = -1;
+		whole_clean[f][i] = -1;
 		early_ok[f][i] = false;
 		declined[f][i] = false;
 		retried[f][i] = false;
@@ -437,6 +447,7 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 					}
 					first[f][p] = -1;
 					retried[f][p] = false;
+					whole_clean[f][p] = now - T0;
 				}
 				if (again) {
 					whole_declined[f] = true;
