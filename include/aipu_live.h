@@ -20,11 +20,12 @@
  * again within the jiffy of its first dirtying leaves two entries of one
  * time: the first taken is written, and the page's bit may be cleared while
  * the second is queued; a later dirtying then makes a second live entry and
- * the page is written early (never late).  That needs a foreign write within
- * one jiffy of the dirtying: the flusher itself writes nothing of the
- * current jiffy (max_age_ms is 100 ms at least, and staging leaves that
- * jiffy's pages), and puts back no page that has a newer entry
- * (flog_done()).
+ * the page is written early (never late).  That needs a write that does not
+ * go through the page's entries (fsync, reclaim, or aipu's own whole-file
+ * write) within one jiffy of the dirtying: the flusher's writes of entries
+ * take nothing of the current jiffy (max_age_ms is 100 ms at least, and
+ * staging leaves that jiffy's pages), and it puts back no page that has a
+ * newer entry (flog_done()).
  *
  * Bits live in chunks of AIPU_LIVE_CHUNK_PAGES pages (an rbtree by base,
  * with a hint for runs of nearby pages): about 0.2 B a page where the dirty
