@@ -43,7 +43,7 @@ dev_field() {
 sync
 aipu_load policy=aipu max_age_ms=1000 period_ms=200 handover_ms=0
 f=$AIPU_MNT/data
-out=$(dirty_pages "$f" --first-page 0 --count "$NPAGES" --stride 2 --max-ms 3000) ||
+out=$(dirty_pages "$f" --first-page 0 --count "$NPAGES" --stride 2 --max-ms 60000) ||
 	die "dirty.py on $f failed: $out"
 log "$out"
 sum=$(md5sum <"$f")

@@ -57,7 +57,7 @@ dev_field() {
 sync
 aipu_load policy=aipu max_age_ms=2000 period_ms=200 handover_ms=0
 f=$AIPU_MNT/victim
-out=$(dirty_pages "$f" --first-page 0 --count "$NPAGES" --stride 2 --max-ms 3000) ||
+out=$(dirty_pages "$f" --first-page 0 --count "$NPAGES" --stride 2 --max-ms 60000) ||
 	die "dirty.py on $f failed: $out"
 log "$out"
 ino=$(stat -c %i "$f")
