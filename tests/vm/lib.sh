@@ -217,6 +217,12 @@ aipu_set() { # KNOB VALUE
 # The policy in force: the bracketed name in $AIPU_SYSFS/policy.
 aipu_policy() { sed -n 's/.*\[\([^]]*\)\].*/\1/p' "$AIPU_SYSFS/policy"; }
 aipu_stat() { awk -v k="$1" '$1 == k { print $2; f = 1 } END { exit !f }' "$AIPU_SYSFS/stat"; }
+# aipu_dev_field MAJ:MIN FIELD: a field of that device's line in
+# $AIPU_SYSFS/devices (empty if aipu has no queue for it).
+aipu_dev_field() {
+	awk -v d="$1" -v f="$2" '$1 == d { for (i = 2; i < NF; i += 2) if ($i == f) print $(i + 1) }' \
+		"$AIPU_SYSFS/devices"
+}
 aipu_dump() { # log the module's state
 	local f
 	for f in policy max_age_ms period_ms pu_interval_ms handover_ms; do

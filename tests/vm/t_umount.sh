@@ -35,11 +35,6 @@ dev=$NULLB_SLOW
 disk_prepare "$dev"
 fs_make ext4 "$dev"
 dev_id=$(disk_majmin "$dev")
-dev_field() {
-	awk -v d="$dev_id" -v f="$1" '$1 == d { for (i = 2; i < NF; i += 2) if ($i == f) print $(i + 1) }' \
-		"$AIPU_SYSFS/devices"
-}
-
 sync
 aipu_load policy=aipu max_age_ms=1000 period_ms=200 handover_ms=0
 f=$AIPU_MNT/data
@@ -66,7 +61,7 @@ assert_lt $((r1 - r0)) $((NPAGES / 4)) "while the umount lasts aipu does not put
 umount_done() { ! kill -0 "$upid" 2>/dev/null; }
 wait_until 60 umount_done || die "umount did not finish in 60 s"
 wait "$upid" || die "umount failed"
-maps=$(dev_field mappings_tracked)
+maps=$(aipu_dev_field "$dev_id" mappings_tracked)
 # The block device's own mapping may still be: it outlives the umount.
 assert_le "${maps:-0}" 1 "after the umount at most the block device's mapping is tracked on it"
 assert_ok "fsck finds the file system clean" fsck.ext4 -fn "$dev"
