@@ -242,6 +242,17 @@ jiffy_s() {
 	awk -v hz="${hz:-100}" 'BEGIN { printf "%.6f\n", 1 / hz }'
 }
 
+# How many times slower than Debian's kernels this one runs (AIPU_TIME_SCALE,
+# a whole number, default 1; scripts/debugtest.sh sets 4): for a max_age
+# that a test's set-up must fit inside, never to widen a bound's window.
+time_scale() {
+	local s=${AIPU_TIME_SCALE:-1}
+	case $s in
+	'' | *[!0-9]* | 0) die "AIPU_TIME_SCALE must be a whole number, at least 1, not '$s'" ;;
+	esac
+	echo "$s"
+}
+
 # disk_get: print the test disk: $AIPU_DISK, else a null_blk device loaded here.
 disk_get() {
 	if [ -n "${AIPU_DISK:-}" ]; then

@@ -16,8 +16,11 @@
 # it: it must not be aipu's flusher (named "aipu"). With a reference held
 # across each page's write (the code before 2026-11-26), the unlink comes
 # inside one of those holds unless it falls in the gap between two pages'
-# writes (a lock and a list step against a 4-ms request): in the one run
-# made on that code the flusher evicted the inode. Then fsck finds the
+# writes (a lock and a list step against a request of SLOW_MS): in the one
+# run made on that code (4-ms requests) the flusher evicted the inode.
+# SLOW_MS is 20 so that the file's writing (8 s) outlasts the test's
+# noticing it even on the debug kernel, where with 4 ms aipu had written
+# every page (1.6 s) before the unlink came. Then fsck finds the
 # file system clean. (That the tracker goes with the eviction is
 # t_lifetime's and t_evict_fs's: the device's count of tracked mappings
 # cannot show it here, as the unlink's metadata dirties the block device's
@@ -29,7 +32,7 @@ set -euo pipefail
 aipu_require_ko
 aipu_loaded && die "aipu is already loaded"
 
-SLOW_MS=4
+SLOW_MS=20
 NPAGES=400
 t=/sys/kernel/tracing
 inst=$t/instances/aipu-t-unlink
