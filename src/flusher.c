@@ -191,6 +191,14 @@ static void issue_meta(struct aipu_dev *d, struct aipu_run *r,
 		requeue_embedded(d, r);
 }
 
+/* Is @now past the bound of @r's pages, max_age_ms + period_ms? */
+static bool past_bound(struct aipu_run *r, unsigned long now)
+{
+	return time_after(now, r->time +
+			  msecs_to_jiffies(READ_ONCE(aipu_max_age_ms) +
+					   READ_ONCE(aipu_period_ms)));
+}
+
 /* A run we could not pin this period: the inode is busy. */
 static void requeue_busy(struct aipu_dev *d, struct aipu_run *r,
 			 struct outcome *o)
@@ -211,11 +219,9 @@ static void requeue_busy(struct aipu_dev *d, struct aipu_run *r,
 static void requeue_unmounting(struct aipu_dev *d, struct aipu_run *r,
 			       struct outcome *o)
 {
-	unsigned long flags, freed, bound;
+	unsigned long flags, freed;
 
-	bound = msecs_to_jiffies(READ_ONCE(aipu_max_age_ms) +
-				 READ_ONCE(aipu_period_ms));
-	if (r->kind != AIPU_PAGES || !time_after(jiffies, r->time + bound)) {
+	if (r->kind != AIPU_PAGES || !past_bound(r, jiffies)) {
 		requeue_busy(d, r, o);
 		return;
 	}
@@ -235,11 +241,7 @@ static void requeue_unmounting(struct aipu_dev *d, struct aipu_run *r,
 static unsigned long late_pages(struct aipu_run *r, unsigned long written,
 				unsigned long taken)
 {
-	unsigned long bound = msecs_to_jiffies(READ_ONCE(aipu_max_age_ms) +
-					       READ_ONCE(aipu_period_ms));
-
-	if (!written || !aipu_policy_bounded() ||
-	    !time_after(taken, r->time + bound))
+	if (!written || !aipu_policy_bounded() || !past_bound(r, taken))
 		return 0;
 	return written;
 }

@@ -217,6 +217,12 @@ aipu_set() { # KNOB VALUE
 # The policy in force: the bracketed name in $AIPU_SYSFS/policy.
 aipu_policy() { sed -n 's/.*\[\([^]]*\)\].*/\1/p' "$AIPU_SYSFS/policy"; }
 aipu_stat() { awk -v k="$1" '$1 == k { print $2; f = 1 } END { exit !f }' "$AIPU_SYSFS/stat"; }
+# aipu_dev_field MAJ:MIN FIELD: a field of that device's line in
+# $AIPU_SYSFS/devices (empty if aipu has no queue for it).
+aipu_dev_field() {
+	awk -v d="$1" -v f="$2" '$1 == d { for (i = 2; i < NF; i += 2) if ($i == f) print $(i + 1) }' \
+		"$AIPU_SYSFS/devices"
+}
 aipu_dump() { # log the module's state
 	local f
 	for f in policy max_age_ms period_ms pu_interval_ms handover_ms; do
@@ -234,6 +240,17 @@ jiffy_s() {
 	local cfg=${AIPU_KCONFIG:-/boot/config-$(uname -r)} hz=""
 	[ -r "$cfg" ] && hz=$(sed -n 's/^CONFIG_HZ=\([0-9]*\)$/\1/p' "$cfg")
 	awk -v hz="${hz:-100}" 'BEGIN { printf "%.6f\n", 1 / hz }'
+}
+
+# How many times slower than Debian's kernels this one runs (AIPU_TIME_SCALE,
+# a whole number, default 1; scripts/debugtest.sh sets 4): for a max_age
+# that a test's set-up must fit inside, never to widen a bound's window.
+time_scale() {
+	local s=${AIPU_TIME_SCALE:-1}
+	case $s in
+	'' | *[!0-9]* | 0) die "AIPU_TIME_SCALE must be a whole number, at least 1, not '$s'" ;;
+	esac
+	echo "$s"
 }
 
 # disk_get: print the test disk: $AIPU_DISK, else a null_blk device loaded here.

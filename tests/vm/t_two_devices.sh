@@ -43,11 +43,6 @@ slow_id=$(disk_majmin "$slow")
 fast_id=$(disk_majmin "$fast")
 log "slow device $slow ($slow_id): ${SLOW_MS} ms a request, depth 1; fast device $fast ($fast_id)"
 
-# dev_field ID FIELD: a field of ID's line in /sys/kernel/aipu/devices.
-dev_field() {
-	awk -v d="$1" -v f="$2" '$1 == d { for (i = 2; i < NF; i += 2) if ($i == f) print $(i + 1) }' \
-		"$AIPU_SYSFS/devices"
-}
 
 sync
 aipu_load policy=aipu max_age_ms=3000 period_ms=1000 handover_ms=0
@@ -57,7 +52,7 @@ out=$(dirty_pages "$slow" --first-page 0 --count "$SLOW_PAGES" --stride 2 --max-
 log "slow: $out"
 # Due at 3 s; by 4.5 s its flusher is blocked issuing them, 20 a second.
 sleep 4.5
-written=$(dev_field "$slow_id" pages_written)
+written=$(aipu_dev_field "$slow_id" pages_written)
 log "slow device 4.5 s after its dirtying: $(grep "^$slow_id " "$AIPU_SYSFS/devices")"
 assert_gt "${written:-0}" 0 "the slow device's backlog is being written when the fast device's pages are dirtied"
 
@@ -81,14 +76,14 @@ else
 fi
 
 # The stall was real: the slow device still holds pages past its bound.
-tracked=$(dev_field "$slow_id" pages_tracked)
-oldest=$(dev_field "$slow_id" oldest_age_ms)
+tracked=$(aipu_dev_field "$slow_id" pages_tracked)
+oldest=$(aipu_dev_field "$slow_id" oldest_age_ms)
 assert_gt "${tracked:-0}" 0 "the slow device still has dirty pages tracked after the fast device's window"
 assert_ge "${oldest:-0}" 8000 "the slow device's oldest page is older than its bound (stalled, not idle)"
-assert_eq 0 "$(dev_field "$fast_id" pages_late)" "no page of the fast device was late"
+assert_eq 0 "$(aipu_dev_field "$fast_id" pages_late)" "no page of the fast device was late"
 
 # Drain the slow device before rmmod (its flusher's pass must end).
-log "draining the slow device: $(dev_field "$slow_id" pages_tracked) pages"
+log "draining the slow device: $(aipu_dev_field "$slow_id" pages_tracked) pages"
 sync
 
 # A device gone and idle for 30 periods and 10 s loses its queue.

@@ -12,8 +12,9 @@
 # a period, not run by run.
 #
 # ext4 on a null_blk that serves one request at a time in SLOW_MS ms; a
-# file gets NPAGES random pages (one run each); umount starts at once and
-# spends NPAGES * SLOW_MS writing them. Once aipu has parked the file,
+# file gets NPAGES random pages (one run each) under a long max_age, which
+# then drops to 1 s; umount starts at once and spends NPAGES * SLOW_MS
+# writing them. Once aipu has parked the file,
 # pages_retried must grow by less than NPAGES / 4 over WINDOW_S while the
 # umount is still running (the old code: NPAGES every period, 3,300 in
 # 2 s). Then: the umount finishes, at most the block device's own mapping is
@@ -35,19 +36,20 @@ dev=$NULLB_SLOW
 disk_prepare "$dev"
 fs_make ext4 "$dev"
 dev_id=$(disk_majmin "$dev")
-dev_field() {
-	awk -v d="$dev_id" -v f="$1" '$1 == d { for (i = 2; i < NF; i += 2) if ($i == f) print $(i + 1) }' \
-		"$AIPU_SYSFS/devices"
-}
-
 sync
-aipu_load policy=aipu max_age_ms=1000 period_ms=200 handover_ms=0
+# Set up under a 10-minute max_age, so that aipu writes none of the file
+# before the umount however long the dirtying takes (3.5 s on the debug
+# kernel, where with max_age 1 s aipu wrote half the file first and the
+# umount was over before the window); then 1 s, so it is late meanwhile.
+aipu_load policy=aipu max_age_ms=600000 period_ms=200 handover_ms=0
 f=$AIPU_MNT/data
-out=$(dirty_pages "$f" --first-page 0 --count "$NPAGES" --stride 2 --max-ms 3000) ||
+out=$(dirty_pages "$f" --first-page 0 --count "$NPAGES" --stride 2 --max-ms 60000) ||
 	die "dirty.py on $f failed: $out"
 log "$out"
 sum=$(md5sum <"$f")
+assert_eq 0 "$(aipu_dev_field "$dev_id" pages_written)" "aipu wrote nothing of the file during the set-up"
 fb0=$(aipu_stat fallbacks)
+aipu_set max_age_ms 1000
 umount "$AIPU_MNT" &
 upid=$!
 log "umount started: it writes $NPAGES pages at ${SLOW_MS} ms each"
@@ -66,7 +68,7 @@ assert_lt $((r1 - r0)) $((NPAGES / 4)) "while the umount lasts aipu does not put
 umount_done() { ! kill -0 "$upid" 2>/dev/null; }
 wait_until 60 umount_done || die "umount did not finish in 60 s"
 wait "$upid" || die "umount failed"
-maps=$(dev_field mappings_tracked)
+maps=$(aipu_dev_field "$dev_id" mappings_tracked)
 # The block device's own mapping may still be: it outlives the umount.
 assert_le "${maps:-0}" 1 "after the umount at most the block device's mapping is tracked on it"
 assert_ok "fsck finds the file system clean" fsck.ext4 -fn "$dev"

@@ -14,12 +14,17 @@
 # max_age on, a page per request; once some are written the test unlinks
 # the file. The trace event ext4_evict_inode names the task that evicted
 # it: it must not be aipu's flusher (named "aipu"). With a reference held
-# across each page's write (the code before 2026-11-26), the unlink came
-# inside one of those holds nearly always and the flusher evicted the
-# inode. Then fsck finds the file system clean. (That the tracker goes with
-# the eviction is t_lifetime's and t_evict_fs's: the device's count of
-# tracked mappings cannot show it here, as the unlink's metadata dirties the
-# block device's own mapping meanwhile.)
+# across each page's write (the code before 2026-11-26), the unlink comes
+# inside one of those holds unless it falls in the gap between two pages'
+# writes (a lock and a list step against a request of SLOW_MS): in the one
+# run made on that code (4-ms requests) the flusher evicted the inode.
+# SLOW_MS is 20 so that the file's writing (8 s) outlasts the test's
+# noticing it even on the debug kernel, where with 4 ms aipu had written
+# every page (1.6 s) before the unlink came. Then fsck finds the
+# file system clean. (That the tracker goes with the eviction is
+# t_lifetime's and t_evict_fs's: the device's count of tracked mappings
+# cannot show it here, as the unlink's metadata dirties the block device's
+# own mapping meanwhile.)
 set -euo pipefail
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -27,7 +32,7 @@ set -euo pipefail
 aipu_require_ko
 aipu_loaded && die "aipu is already loaded"
 
-SLOW_MS=4
+SLOW_MS=20
 NPAGES=400
 t=/sys/kernel/tracing
 inst=$t/instances/aipu-t-unlink
@@ -49,23 +54,18 @@ echo 1 >"$inst/events/ext4/ext4_evict_inode/enable" ||
 echo >"$inst/trace"
 on_exit "echo 0 >$inst/tracing_on"
 
-dev_field() {
-	awk -v d="$dev_id" -v f="$1" '$1 == d { for (i = 2; i < NF; i += 2) if ($i == f) print $(i + 1) }' \
-		"$AIPU_SYSFS/devices"
-}
-
 sync
 aipu_load policy=aipu max_age_ms=2000 period_ms=200 handover_ms=0
 f=$AIPU_MNT/victim
-out=$(dirty_pages "$f" --first-page 0 --count "$NPAGES" --stride 2 --max-ms 3000) ||
+out=$(dirty_pages "$f" --first-page 0 --count "$NPAGES" --stride 2 --max-ms 60000) ||
 	die "dirty.py on $f failed: $out"
 log "$out"
 ino=$(stat -c %i "$f")
 log "file $f is inode $ino; ${SLOW_MS} ms a request, one at a time"
 echo 1 >"$inst/tracing_on"
-writing() { [ "$(dev_field pages_written)" -gt 0 ] 2>/dev/null; }
+writing() { [ "$(aipu_dev_field "$dev_id" pages_written)" -gt 0 ] 2>/dev/null; }
 wait_until 15 writing || die "aipu wrote nothing of $f in 15 s"
-written=$(dev_field pages_written)
+written=$(aipu_dev_field "$dev_id" pages_written)
 log "aipu has written $written pages of the device; unlinking $f"
 start=$(date +%s%N)
 rm "$f"
