@@ -4,7 +4,12 @@
  * Internal interfaces between the module's parts:
  *
  *   hook.c     tracepoint and kprobe probes: first-dirty times, eviction
- *   track.c    age-ordered tracking (pure logic, unit-tested in user space)
+ *   log.c      a file's log of first dirtyings (pure logic, as below)
+ *   live.c     a file's pages with a queued entry
+ *   flog.c     a file's queue: log, live pages, retries
+ *   wheel.c    the 1-second wheel of files, by oldest first-dirty time
+ *   track_log.c a device's queue: the wheel, due files, phase 1 and 2's
+ *              takes (these five are unit-tested in user space)
  *   dev.c      one queue per backing device, each with its own lock
  *   mapping.c  finding a mapping's tracker, its lifetime, pinning it
  *   mem.c      slab caches and the reserve the probes fall back on
@@ -19,7 +24,8 @@
  * Calls go down this list's dependency order, never in a circle: flusher
  * uses policy, purge, lazytime, mapping, dev, track and mem; lazytime uses
  * policy, mapping, dev and track; purge and mapping use dev and track; hook
- * uses mapping, track, policy and flusher.
+ * uses mapping, track, policy and flusher ("track": track_log.c and the
+ * files above it).
  */
 #ifndef AIPU_H
 #define AIPU_H
@@ -29,7 +35,8 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
-#include "aipu_track.h"
+#include "aipu_stats.h"
+#include "aipu_track_log.h"
 
 #define AIPU_NAME "aipu"
 
@@ -47,11 +54,15 @@ struct aipu_dev {
 	char name[32];			/* "8:0", as in /sys/class/bdi */
 	raw_spinlock_t lock;		/* raw: the probes run atomic on RT */
 	u64 locked_at;			/* local_clock() when @lock was taken */
-	struct aipu_track tr;
+	struct aipu_ltrack tr;
+	struct aipu_stats st;		/* what @tr does not count itself */
+	u64 hist[AIPU_HIST_BUCKETS];	/* pages issued per flusher pass */
+	u64 age_hist[AIPU_AGE_BUCKETS];	/* pages written, by age in ms */
 	unsigned long created;		/* jiffies */
 
 	/* flusher.c */
 	struct task_struct *task;	/* its flusher thread, once started */
+	struct aipu_lbatch *batch;	/* phase 2's take, allocated with it */
 	bool started, sleeping;
 	bool dead;			/* being reaped: add nothing (lock) */
 	unsigned int idle_ticks;	/* periods with nothing tracked */
@@ -64,7 +75,8 @@ struct aipu_dev {
 	unsigned int policy_gen;
 	struct aipu_scan {		/* this pass's phase 1 */
 		unsigned long now, cutoff, limit, staged;
-		unsigned int stage;	/* runs left to stage */
+		unsigned long stage_pages; /* of staged files: ULONG_MAX all */
+		unsigned int stage;	/* files left to stage */
 		bool all, aged_done;
 	} scan;
 
@@ -83,6 +95,11 @@ struct aipu_sums {
 struct aipu_dev *aipu_dev_get(struct backing_dev_info *bdi);
 void aipu_dev_refill(void);
 void aipu_dev_sum(struct aipu_sums *sum, unsigned long *oldest);
+void aipu_dev_snapshot(struct aipu_dev *d, struct aipu_stats *s,
+		       unsigned long *oldest);
+void aipu_dev_written(struct aipu_dev *d, unsigned long pages,
+		      unsigned long age_ms);
+void aipu_dev_pass(struct aipu_dev *d, unsigned long pages);
 struct aipu_dev *aipu_dev_next(struct aipu_dev *d);
 unsigned long aipu_dev_lock(struct aipu_dev *d) __acquires(&d->lock);
 void aipu_dev_unlock(struct aipu_dev *d, unsigned long flags)
@@ -93,7 +110,7 @@ void aipu_dev_exit(void);
 
 /* mapping.c: a tracker as the kernel allocates it. */
 struct aipu_mapping {
-	struct aipu_tracker t;
+	struct aipu_ltracker t;
 	struct hlist_node node;		/* in its hash bucket, keyed by t.key */
 	struct rcu_head rcu;
 };
@@ -112,16 +129,16 @@ enum aipu_pin_result {
 enum aipu_pin_how { AIPU_PIN_SYNC, AIPU_PIN_REF };
 
 struct address_space;
-struct aipu_dev *aipu_tracker_dev(struct aipu_tracker *t);
+struct aipu_dev *aipu_tracker_dev(struct aipu_ltracker *t);
 struct aipu_dev *aipu_mapping_dev(struct address_space *mapping,
-				  struct aipu_tracker **hint);
-struct aipu_tracker *aipu_mapping_tracker(struct aipu_dev *d,
-					  struct address_space *mapping,
-					  struct aipu_tracker *hint,
-					  bool *gone);
+				  struct aipu_ltracker **hint);
+struct aipu_ltracker *aipu_mapping_tracker(struct aipu_dev *d,
+					   struct address_space *mapping,
+					   struct aipu_ltracker *hint,
+					   bool *gone);
 void aipu_mapping_kill(struct address_space *mapping);
 void aipu_mapping_forget(struct aipu_dev *d);
-enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p,
+enum aipu_pin_result aipu_pin(struct aipu_ltracker *t, struct aipu_pin *p,
 			      enum aipu_pin_how how);
 void aipu_unpin(struct aipu_pin *p);
 int aipu_mapping_init(void);
@@ -178,7 +195,7 @@ bool aipu_kupdate_is_off(void);
 unsigned long aipu_handover_left_ms(void);
 
 /* purge.c */
-void aipu_purge_add(struct aipu_dev *d, struct aipu_tracker *t,
+void aipu_purge_add(struct aipu_dev *d, struct aipu_ltracker *t,
 		    pgoff_t start, pgoff_t end);
 void aipu_purge_run(struct aipu_dev *d);
 void aipu_purge_exit(struct aipu_dev *d);
@@ -211,6 +228,7 @@ int aipu_mem_init(void);
 void aipu_mem_exit(void);
 void aipu_mem_refill(void);
 u64 aipu_mem_bytes(void);
+u64 aipu_mem_objects(void);
 
 /* sysfs.c */
 int aipu_sysfs_init(void);

@@ -27,14 +27,13 @@
 
 struct aipu_dev;
 struct aipu_knob;
-struct aipu_run;
 struct address_space;
 
 /* A flusher pass as aipu_trace_pass_begin() found it. */
 struct aipu_pass_trace {
 	bool on;
 	u64 start_ns, scan_start_ns, scan_ns;
-	u64 scanned, retried, staged;
+	u64 scanned, retried, taken;
 };
 
 /* Why aipu_fallback fired. */
@@ -50,14 +49,14 @@ void aipu_trace_scan_begin(struct aipu_pass_trace *pt);
 void aipu_trace_scan_end(struct aipu_pass_trace *pt);
 void aipu_trace_pass_end(struct aipu_dev *d, struct aipu_pass_trace *pt,
 			 unsigned long written);
-void aipu_trace_issue(struct aipu_dev *d, struct aipu_run *r,
-		      struct address_space *m, pgoff_t start, pgoff_t end,
-		      unsigned long written);
+void aipu_trace_issue(struct aipu_dev *d, struct address_space *m,
+		      pgoff_t start, pgoff_t end, unsigned long written,
+		      unsigned long time);
 void aipu_trace_fallback(struct aipu_dev *d, struct address_space *m,
 			 enum aipu_fallback_why why, unsigned long pages);
 
 /*
- * Around a call into the tracking logic on the dirtying path (src/track.c
+ * Around a call into the tracking logic on the dirtying path (src/track_log.c
  * counts its own fallbacks), under the device's lock: a fallback record if
  * the call fell back.  Macros, so that with the event off all that runs is
  * the event's patched-out branch.

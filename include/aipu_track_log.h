@@ -76,6 +76,8 @@ struct aipu_ltracker {
 	unsigned int users;		/* batches and entries being written */
 	unsigned long out_time;		/* oldest page of batches out */
 	unsigned long declined;		/* redirtied while a batch was out */
+	unsigned long counted_bytes;	/* of @q, in the device's gauges */
+	unsigned long counted_pages;
 	u8 where;			/* enum aipu_lwhere */
 	bool staged;			/* on the due list by staging: all goes */
 	bool draining;			/* @q is being freed: not to be used */
@@ -94,6 +96,7 @@ struct aipu_lstats {
 	u64 fallbacks;		/* a file bounded as a whole instead */
 	u64 trackers;		/* gauge */
 	u64 bytes;		/* gauge: queue memory of the files */
+	u64 pages;		/* gauge: pages in the files' queues */
 };
 
 /* Slots of the wheel: span max_age and a few periods (the caller's width). */
@@ -169,6 +172,22 @@ unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 			     unsigned long budget, unsigned long now);
 unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 			  unsigned long time, unsigned long budget);
+/* Is the file phase 2 takes next one that staging moved? */
+static inline bool ltrack_next_staged(struct aipu_ltrack *tr)
+{
+	struct aipu_ltracker *t = list_first_entry_or_null(&tr->due,
+							   struct aipu_ltracker,
+							   node.link);
+
+	return t && t->staged;
+}
+
+/* The flusher keeps @t allocated (not its mapping) until ltrack_put(). */
+static inline void ltrack_hold(struct aipu_ltracker *t)
+{
+	t->users++;
+}
+
 bool ltrack_kill(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		 unsigned long budget);
 

@@ -13,6 +13,8 @@
  * another device.  The list of devices is read under RCU.
  */
 #include <linux/backing-dev.h>
+#include <linux/jiffies.h>
+#include <linux/mm.h>
 #include <linux/rculist.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
@@ -22,6 +24,14 @@
 
 /* A bound on what a storm of short-lived devices (loop, nbd) can cost. */
 #define AIPU_DEVS_MAX 1024
+/*
+ * The wheel's slots: a quarter of a second each, 256 of them, 64 s in all.
+ * Narrower than the default period, so phase 1 rarely looks at a file whose
+ * slot the cutoff cuts for nothing; wider than max_age plus a period for
+ * every max_age up to a minute, so files rarely wrap round (a wrapped file
+ * is looked at and put back, never written early).
+ */
+#define AIPU_SLOT_JIFFIES max(HZ / 4, 1)
 
 static LIST_HEAD(devs);			/* RCU */
 static DEFINE_RAW_SPINLOCK(devs_lock);	/* changing @devs */
@@ -48,7 +58,7 @@ static void dev_init(struct aipu_dev *d, struct backing_dev_info *bdi)
 	d->bdi = bdi;
 	strscpy(d->name, bdi_dev_name(bdi), sizeof(d->name));
 	raw_spin_lock_init(&d->lock);
-	track_init(&d->tr);
+	ltrack_init(&d->tr, AIPU_SLOT_JIFFIES, jiffies);
 	INIT_LIST_HEAD(&d->purges);
 	d->created = jiffies;
 }
@@ -121,8 +131,8 @@ void aipu_dev_unlock(struct aipu_dev *d, unsigned long flags)
 {
 	u64 held = local_clock() - d->locked_at;
 
-	if (held > d->tr.st.lock_hold_max_ns)
-		d->tr.st.lock_hold_max_ns = held;
+	if (held > d->st.lock_hold_max_ns)
+		d->st.lock_hold_max_ns = held;
 	raw_spin_unlock_irqrestore(&d->lock, flags);
 }
 
@@ -137,15 +147,103 @@ struct aipu_dev *aipu_dev_next(struct aipu_dev *d)
 	return n == &devs ? NULL : list_entry(n, struct aipu_dev, node);
 }
 
-static void sums_add(struct aipu_sums *sum, const struct aipu_track *tr)
+/* Counters add up over devices; gauges too; maxima take the largest. */
+static void stats_add(struct aipu_stats *sum, const struct aipu_stats *s)
 {
+	sum->pages_dirtied += s->pages_dirtied;
+	sum->meta_dirtied += s->meta_dirtied;
+	sum->entries_scanned += s->entries_scanned;
+	sum->pages_written += s->pages_written;
+	sum->meta_written += s->meta_written;
+	sum->pages_clean += s->pages_clean;
+	sum->pages_retried += s->pages_retried;
+	sum->pages_tracked += s->pages_tracked;
+	sum->runs_tracked += s->runs_tracked;
+	sum->trackers += s->trackers;
+	sum->flusher_runs += s->flusher_runs;
+	sum->fallbacks += s->fallbacks;
+	sum->pages_deferred += s->pages_deferred;
+	sum->pages_late += s->pages_late;
+	sum->pages_staged += s->pages_staged;
+	sum->pages_purged += s->pages_purged;
+	sum->pages_not_purged += s->pages_not_purged;
+	sum->pages_evicting += s->pages_evicting;
+	sum->pages_redirtied += s->pages_redirtied;
+	sum->times_dirtied += s->times_dirtied;
+	sum->times_written += s->times_written;
+	sum->lock_hold_max_ns = max(sum->lock_hold_max_ns, s->lock_hold_max_ns);
+}
+
+/*
+ * @d's counters as stat names them (its lock held): the flusher's and the
+ * probes' own in @d->st, the queue's in @d->tr.st.  runs_tracked counts
+ * the log's entry slots (8 bytes each), the nearest thing to a run.
+ */
+static void dev_stats(struct aipu_dev *d, struct aipu_stats *s)
+{
+	const struct aipu_lstats *q = &d->tr.st;
+
+	*s = d->st;
+	s->pages_dirtied += q->pages_dirtied;
+	s->entries_scanned += q->entries_scanned;
+	s->pages_tracked = q->pages;
+	s->runs_tracked = q->bytes / sizeof(u64);
+	s->trackers = q->trackers;
+	s->fallbacks += q->fallbacks;
+	s->pages_deferred += q->pages_deferred;
+	s->pages_staged += q->pages_staged;
+	s->pages_redirtied += q->pages_redirtied;
+}
+
+/* Age in jiffies of @d's oldest queued data, 0 if none; its lock held. */
+static unsigned long dev_oldest(struct aipu_dev *d)
+{
+	unsigned long now = jiffies, time;
+
+	if (!ltrack_oldest(&d->tr, &time) || time_after(time, now))
+		return 0;
+	return now - time;
+}
+
+/* One device's counters and the age of its oldest dirty data, in jiffies. */
+void aipu_dev_snapshot(struct aipu_dev *d, struct aipu_stats *s,
+		       unsigned long *oldest)
+{
+	unsigned long flags = aipu_dev_lock(d);
+
+	dev_stats(d, s);
+	*oldest = dev_oldest(d);
+	aipu_dev_unlock(d, flags);
+}
+
+static void sums_add(struct aipu_sums *sum, struct aipu_dev *d)
+{
+	struct aipu_stats s;
 	unsigned int b;
 
-	track_stats_add(&sum->st, &tr->st);
+	dev_stats(d, &s);
+	stats_add(&sum->st, &s);
 	for (b = 0; b < AIPU_HIST_BUCKETS; b++)
-		sum->hist[b] += tr->hist[b];
+		sum->hist[b] += d->hist[b];
 	for (b = 0; b < AIPU_AGE_BUCKETS; b++)
-		sum->age_hist[b] += tr->age_hist[b];
+		sum->age_hist[b] += d->age_hist[b];
+}
+
+/* Count @pages written @age_ms after their first dirtying; lock held. */
+void aipu_dev_written(struct aipu_dev *d, unsigned long pages,
+		      unsigned long age_ms)
+{
+	d->st.pages_written += pages;
+	d->age_hist[min_t(unsigned long, fls_long(age_ms),
+			  AIPU_AGE_BUCKETS - 1)] += pages;
+}
+
+/* A pass issued @pages; lock held. */
+void aipu_dev_pass(struct aipu_dev *d, unsigned long pages)
+{
+	d->hist[min_t(unsigned long, fls_long(pages),
+		      AIPU_HIST_BUCKETS - 1)]++;
+	d->st.flusher_runs++;
 }
 
 /*
@@ -164,8 +262,8 @@ void aipu_dev_sum(struct aipu_sums *sum, unsigned long *oldest)
 	sum->devices = 0;
 	list_for_each_entry(d, &devs, node) {
 		f = aipu_dev_lock(d);
-		sums_add(sum, &d->tr);
-		o = track_oldest(&d->tr, jiffies);
+		sums_add(sum, d);
+		o = dev_oldest(d);
 		aipu_dev_unlock(d, f);
 		*oldest = max(*oldest, o);
 		sum->devices++;
@@ -185,7 +283,7 @@ void aipu_dev_retire(struct aipu_dev *d)
 	list_del_rcu(&d->node);
 	nr_devs--;
 	f = aipu_dev_lock(d);
-	sums_add(&retired, &d->tr);
+	sums_add(&retired, d);
 	aipu_dev_unlock(d, f);
 	raw_spin_unlock_irqrestore(&devs_lock, flags);
 }
@@ -193,6 +291,7 @@ void aipu_dev_retire(struct aipu_dev *d)
 /* @d is unlisted, unseen and its work cancelled; its queue is empty. */
 void aipu_dev_free(struct aipu_dev *d)
 {
+	kvfree(d->batch);
 	bdi_put(d->bdi);
 	kfree(d);
 }

@@ -3,15 +3,17 @@
  * aipu: the pending queue and the flusher (Mogul's bflush_smooth()), one
  * per backing device.
  *
- * Once a period each device's flusher thread runs two phases.  Phase 1, under
- * the device's lock and without blocking, moves the runs the policy says are
- * due from the head of the age list onto the pending list, a batch at a time
- * with the lock dropped in between.  Phase 2 takes them off the pending list
- * oldest first and starts asynchronous writeback (WB_SYNC_NONE) of each
- * run's pages; this may block in the block layer, and then only this
- * device's thread waits, as with Linux's own per-device writeback.  Pages
- * that stay dirty (locked, already under writeback) keep their time and are
- * retried next period; pages found clean are dropped.
+ * Once a period each device's flusher thread runs two phases.  Phase 1,
+ * under the device's lock and without blocking, moves the files the policy
+ * says are due from the wheel onto the due list (src/track_log.c), a batch
+ * of files at a time with the lock dropped in between.  Phase 2 takes from
+ * the due list, oldest first, a file's due whole-file or metadata entry or
+ * a batch of its due pages, merges the batch into extents outside the lock,
+ * pins the inode once for the batch and starts asynchronous writeback
+ * (WB_SYNC_NONE) of each extent; this may block in the block layer, and
+ * then only this device's thread waits, as with Linux's own per-device
+ * writeback.  Pages that stay dirty (locked, already under writeback) keep
+ * their time and are retried next period; pages found clean are dropped.
  *
  * A tick work, once a period, does what is not per device: Linux's periodic
  * writeback on or off, the probes' memory reserves, a thread for each device
@@ -21,6 +23,7 @@
 #include <linux/freezer.h>
 #include <linux/fs.h>
 #include <linux/kthread.h>
+#include <linux/mm.h>
 #include <linux/pid.h>
 #include <linux/pagemap.h>
 #include <linux/rcupdate.h>
@@ -32,10 +35,12 @@
 #include "aipu_compat.h"
 #include "aipu_trace.h"
 
-/* Due runs moved to the pending list per hold of the device's lock. */
+/* Files phase 1 looks at per hold of the device's lock. */
 #define AIPU_SCAN_BATCH 32
-/* Pages put back per hold of the device's lock after a write. */
+/* Pages handed back per hold of the device's lock after a write. */
 #define AIPU_REQUEUE_BATCH 256
+/* Stretches of pages handed back per hold, at most. */
+#define AIPU_HANDBACK_MAX 16
 /* A device must track nothing this many periods, and this long, to go. */
 #define AIPU_DEV_IDLE_TICKS 30
 #define AIPU_DEV_IDLE_MIN_MS 10000
@@ -49,10 +54,64 @@ static DECLARE_DELAYED_WORK(tick_work, tick_fn);
  */
 static bool stopping = true;
 
-/* Per issued run: what happened to its pages. */
+/* Per take (an entry or a batch): what happened to its pages. */
 struct outcome {
-	unsigned long written, clean, meta, retried;
+	unsigned long written, clean, meta, retried, late;
 };
+
+/*
+ * Taken pages go back to the queue in stretches, each written or found
+ * clean (done) or still dirty (retried at its time in the next pass),
+ * collected and handed back at most AIPU_HANDBACK_MAX stretches and
+ * AIPU_REQUEUE_BATCH pages per hold of the device's lock.
+ */
+struct handback {
+	struct aipu_dev *d;
+	struct aipu_ltracker *t;
+	unsigned int n;
+	unsigned long pages;
+	struct {
+		pgoff_t index;
+		unsigned long nr, time;
+		bool dirty;
+	} s[AIPU_HANDBACK_MAX];
+};
+
+static void handback_flush(struct handback *h)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	if (!h->n)
+		return;
+	flags = aipu_dev_lock(h->d);
+	for (i = 0; i < h->n; i++)
+		ltrack_done_pages(&h->d->tr, h->t, h->s[i].index, h->s[i].nr,
+				  h->s[i].time, h->s[i].dirty);
+	aipu_dev_unlock(h->d, flags);
+	h->n = 0;
+	h->pages = 0;
+}
+
+static void handback_add(struct handback *h, pgoff_t index, unsigned long nr,
+			 unsigned long time, bool dirty)
+{
+	unsigned long part;
+
+	while (nr) {
+		part = min(nr, AIPU_REQUEUE_BATCH - h->pages);
+		h->s[h->n].index = index;
+		h->s[h->n].nr = part;
+		h->s[h->n].time = time;
+		h->s[h->n].dirty = dirty;
+		h->n++;
+		h->pages += part;
+		index += part;
+		nr -= part;
+		if (h->n == AIPU_HANDBACK_MAX || h->pages == AIPU_REQUEUE_BATCH)
+			handback_flush(h);
+	}
+}
 
 /*
  * Pages the flusher itself dirties while writing an inode's metadata (the
@@ -69,46 +128,19 @@ bool aipu_flusher_inherits(struct aipu_dev *d, unsigned long *time)
 }
 
 /*
- * Put back the still-dirty pages [start, end), AIPU_REQUEUE_BATCH pages per
- * hold of the lock: a stretch holds at most that many runs and gaps, and a
- * whole-file run's stretch can span a file's every run.
+ * Hand back taken pages [start, end) first dirtied at @time or later: those
+ * still dirty to be retried, the rest done.  Returns how many are dirty,
+ * including those dirtied again meanwhile, which have newer entries (the
+ * queue gives them no retry).  The folio's dirty flag, not the dirty tag,
+ * decides: the probe fires after the flag is set but before the tag is, and
+ * staging may take that very page at once, so a page skipped in that window
+ * would stay dirty untracked (a tag walk here lost a page so in t_stage).
  */
-static void requeue(struct aipu_dev *d, struct aipu_run *r, pgoff_t start,
-		    pgoff_t end, struct outcome *o)
+static unsigned long handback_range(struct handback *h,
+				    struct address_space *m, pgoff_t start,
+				    pgoff_t end, unsigned long time)
 {
-	unsigned long flags;
-	pgoff_t stop;
-
-	for (; start < end; start = stop) {
-		stop = end - start > AIPU_REQUEUE_BATCH ?
-		       start + AIPU_REQUEUE_BATCH : end;
-		flags = aipu_dev_lock(d);
-		o->retried += track_requeue(&d->tr, r, start, stop);
-		aipu_dev_unlock(d, flags);
-	}
-}
-
-static void requeue_embedded(struct aipu_dev *d, struct aipu_run *r)
-{
-	unsigned long flags = aipu_dev_lock(d);
-
-	track_requeue_embedded(&d->tr, r);
-	aipu_dev_unlock(d, flags);
-}
-
-/*
- * Put back the pages of [start, end) that are still dirty; returns how many
- * are dirty, including those dirtied again that already have runs.  The
- * folio's dirty flag, not the dirty tag, decides: the probe fires after the
- * flag is set but before the tag is, and staging may issue that very run at
- * once, so a page skipped in that window would stay dirty untracked (the
- * tag walk tried in this place lost a page so in t_stage).
- */
-static unsigned long requeue_dirty(struct aipu_dev *d, struct aipu_run *r,
-				   struct address_space *m,
-				   pgoff_t start, pgoff_t end, struct outcome *o)
-{
-	pgoff_t idx = start, rs = start, re = start;
+	pgoff_t idx = start, pos = start;
 	unsigned long dirty = 0;
 	struct folio_batch fb;
 	unsigned int i;
@@ -117,36 +149,31 @@ static unsigned long requeue_dirty(struct aipu_dev *d, struct aipu_run *r,
 	while (idx < end && filemap_get_folios(m, &idx, end - 1, &fb)) {
 		for (i = 0; i < folio_batch_count(&fb); i++) {
 			struct folio *f = fb.folios[i];
-			pgoff_t fs = max(f->index, start);
+			pgoff_t fs = max(f->index, pos);
 			pgoff_t fe = min(f->index + folio_nr_pages(f), end);
 
 			if (fs >= fe || !folio_test_dirty(f))
 				continue;
+			if (fs > pos)
+				handback_add(h, pos, fs - pos, time, false);
+			handback_add(h, fs, fe - fs, time, true);
 			dirty += fe - fs;
-			if (fs != re) {
-				requeue(d, r, rs, re, o);
-				rs = fs;
-			}
-			re = fe;
+			pos = fe;
 		}
 		folio_batch_release(&fb);
 		cond_resched();
 	}
-	requeue(d, r, rs, re, o);
+	if (end > pos)
+		handback_add(h, pos, end - pos, time, false);
 	return dirty;
-}
-
-/* The tracked mapping itself: not always the inode's i_data (gfs2). */
-static struct address_space *run_mapping(struct aipu_run *r)
-{
-	return (struct address_space *)r->t->key;
 }
 
 /*
  * ->writepages counts a page it declined (folio_redirty_for_writepage()) as
- * written; the probe counted it in @t->declined while this run was issued.
+ * written; the probe counts such pages in @t->declined while a batch of @t
+ * is out.
  */
-static unsigned long declined(struct aipu_dev *d, struct aipu_tracker *t)
+static unsigned long declined(struct aipu_dev *d, struct aipu_ltracker *t)
 {
 	unsigned long flags, n;
 
@@ -156,140 +183,234 @@ static unsigned long declined(struct aipu_dev *d, struct aipu_tracker *t)
 	return n;
 }
 
-static void issue_pages(struct aipu_dev *d, struct aipu_run *r, bool write,
-			struct outcome *o)
+/* Is @now past the bound of pages first dirtied at @time? */
+static bool past_bound(unsigned long time, unsigned long now)
 {
-	bool whole = r->kind == AIPU_WHOLE;
-	pgoff_t start = whole ? 0 : r->start;
-	pgoff_t end = whole ? ULONG_MAX : r->end;
-	struct address_space *m = run_mapping(r);
-	unsigned long dirty;
-
-	if (write) {
-		o->written = aipu_write_range(m, start, end);
-		o->written -= min(o->written, declined(d, r->t));
-		aipu_trace_issue(d, r, m, start, end, o->written);
-		if (o->written && READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
-			aipu_purge_add(d, r->t, start, end);
-	}
-	dirty = requeue_dirty(d, r, m, start, end, o);
-	if (!whole && end - start > o->written + dirty)
-		o->clean = end - start - o->written - dirty;
+	return time_after(now, time +
+			  msecs_to_jiffies(READ_ONCE(aipu_max_age_ms) +
+					   READ_ONCE(aipu_period_ms)));
 }
 
-static void issue_meta(struct aipu_dev *d, struct aipu_run *r,
+/*
+ * Issued later than the bound promises (max_batch, a slow device, a late
+ * tick); @taken is when phase 2 took them, before the write's own time.
+ */
+static unsigned long late_pages(unsigned long time, unsigned long written,
+				unsigned long taken)
+{
+	if (!written || !aipu_policy_bounded() || !past_bound(time, taken))
+		return 0;
+	return written;
+}
+
+/* Count what one write did; the age histogram is by first-dirty time. */
+static void count_written(struct aipu_dev *d, unsigned long written,
+			  unsigned long time)
+{
+	unsigned long flags;
+
+	if (!written)
+		return;
+	flags = aipu_dev_lock(d);
+	aipu_dev_written(d, written, jiffies_to_msecs(jiffies - time));
+	aipu_dev_unlock(d, flags);
+}
+
+/* One merged extent of a batch, its inode pinned. */
+static void issue_extent(struct handback *h, struct address_space *m,
+			 const struct aipu_extent *x, bool write,
+			 unsigned long taken, struct outcome *o)
+{
+	pgoff_t start = x->index, end = x->index + x->nr;
+	unsigned long written = 0, dirty, before;
+	struct aipu_dev *d = h->d;
+
+	if (write) {
+		before = declined(d, h->t);
+		written = aipu_write_range(m, start, end);
+		written -= min(written, declined(d, h->t) - before);
+		aipu_trace_issue(d, m, start, end, written, x->time);
+		if (written && READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
+			aipu_purge_add(d, h->t, start, end);
+	}
+	dirty = handback_range(h, m, start, end, x->time);
+	count_written(d, written, x->time);
+	o->written += written;
+	o->retried += dirty;
+	o->late += late_pages(x->time, written, taken);
+	if (x->nr > written + dirty)
+		o->clean += x->nr - written - dirty;
+}
+
+/* Hand back every extent of @b at once, as still dirty or as done. */
+static void handback_all(struct handback *h, struct aipu_lbatch *b,
+			 unsigned int n, bool dirty, struct outcome *o)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		handback_add(h, b->x[i].index, b->x[i].nr, b->x[i].time, dirty);
+		if (dirty)
+			o->retried += b->x[i].nr;
+	}
+}
+
+/* The oldest first-dirty time of @b's @n extents. */
+static unsigned long batch_time(struct aipu_lbatch *b, unsigned int n)
+{
+	unsigned long time = b->x[0].time;
+	unsigned int i;
+
+	for (i = 1; i < n; i++)
+		if (time_before(b->x[i].time, time))
+			time = b->x[i].time;
+	return time;
+}
+
+/*
+ * Umount or remount holds the super block.  A remount is over by the next
+ * period: put the pages back.  Once they are late, the wait is long (an
+ * umount writing a backlog to a slow disk, which writes the file too):
+ * bound the whole file at its oldest time and free its queue rather than
+ * put each of its pages back every period.
+ */
+static void park(struct aipu_dev *d, struct aipu_ltracker *t,
+		 unsigned long time)
+{
+	unsigned long flags, freed;
+
+	if (!past_bound(time, jiffies))
+		return;
+	do {
+		flags = aipu_dev_lock(d);
+		freed = ltrack_park(&d->tr, t, time, AIPU_REQUEUE_BATCH);
+		aipu_dev_unlock(d, flags);
+	} while (freed == AIPU_REQUEUE_BATCH);
+}
+
+/* Phase 2's batch @b of one file's pages: pinned once, each extent written. */
+static unsigned long issue_batch(struct aipu_dev *d, struct aipu_lbatch *b,
+				 bool write)
+{
+	struct aipu_ltracker *t = b->t;
+	struct address_space *m = (struct address_space *)t->key;
+	struct handback h = { .d = d, .t = t };
+	unsigned long taken = jiffies, flags;
+	struct outcome o = { 0 };
+	struct aipu_pin p;
+	unsigned int i, n = flog_merge(b->x, b->n);
+
+	switch (aipu_pin(t, &p, AIPU_PIN_SYNC)) {
+	case AIPU_PIN_OK:
+		for (i = 0; i < n && !kthread_should_stop(); i++)
+			issue_extent(&h, m, &b->x[i], write, taken, &o);
+		/* Stopped: what is left is not written, so still dirty. */
+		for (; i < n; i++) {
+			handback_add(&h, b->x[i].index, b->x[i].nr,
+				     b->x[i].time, true);
+			o.retried += b->x[i].nr;
+		}
+		handback_flush(&h);
+		aipu_unpin(&p);
+		break;
+	case AIPU_PIN_UNMOUNTING:
+		park(d, t, batch_time(b, n));
+		fallthrough;
+	case AIPU_PIN_BUSY:
+		handback_all(&h, b, n, true, &o);
+		break;
+	case AIPU_PIN_GONE:
+		handback_all(&h, b, n, false, &o);
+		break;
+	}
+	handback_flush(&h);
+	flags = aipu_dev_lock(d);
+	/* Under "kernel" nothing was issued: a re-check is not a retry. */
+	if (write)
+		d->st.pages_retried += o.retried;
+	d->st.pages_clean += o.clean;
+	d->st.pages_late += o.late;
+	ltrack_put(&d->tr, t);
+	aipu_dev_unlock(d, flags);
+	return o.written;
+}
+
+/* The whole file: written, and again next pass if pages stayed dirty. */
+static bool issue_whole(struct aipu_dev *d, struct aipu_lentry *e,
+			bool write, struct outcome *o)
+{
+	struct address_space *m = (struct address_space *)e->t->key;
+	unsigned long before;
+
+	if (write) {
+		before = declined(d, e->t);
+		o->written = aipu_write_range(m, 0, ULONG_MAX);
+		o->written -= min(o->written, declined(d, e->t) - before);
+		aipu_trace_issue(d, m, 0, ULONG_MAX, o->written, e->time);
+		if (o->written &&
+		    READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
+			aipu_purge_add(d, e->t, 0, ULONG_MAX);
+	}
+	/*
+	 * Pages dirtied again since have entries of their own; one that stayed
+	 * dirty (declined, locked) is bounded by this entry, put back at its
+	 * time: early at worst for the others, never late.
+	 */
+	return mapping_tagged(m, PAGECACHE_TAG_DIRTY);
+}
+
+static bool issue_meta(struct aipu_dev *d, struct aipu_lentry *e,
 		       struct inode *inode, bool write, struct outcome *o)
 {
 	if (write && (aipu_inode_state(inode) & I_DIRTY_INODE)) {
-		WRITE_ONCE(d->inherit_time, r->time);
+		WRITE_ONCE(d->inherit_time, e->time);
 		WRITE_ONCE(d->inheritor, current);
 		sync_inode_metadata(inode, 0);
 		WRITE_ONCE(d->inheritor, NULL);
 		o->meta = 1;
 	}
-	if (aipu_inode_state(inode) & I_DIRTY_INODE)
-		requeue_embedded(d, r);
+	return aipu_inode_state(inode) & I_DIRTY_INODE;
 }
 
-/* Is @now past the bound of @r's pages, max_age_ms + period_ms? */
-static bool past_bound(struct aipu_run *r, unsigned long now)
+/* A whole-file or metadata entry phase 2 took. */
+static unsigned long issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
+				 bool write)
 {
-	return time_after(now, r->time +
-			  msecs_to_jiffies(READ_ONCE(aipu_max_age_ms) +
-					   READ_ONCE(aipu_period_ms)));
-}
-
-/* A run we could not pin this period: the inode is busy. */
-static void requeue_busy(struct aipu_dev *d, struct aipu_run *r,
-			 struct outcome *o)
-{
-	if (r->kind == AIPU_PAGES)
-		requeue(d, r, r->start, r->end, o);
-	else
-		requeue_embedded(d, r);
-}
-
-/*
- * Umount or remount holds the super block.  A remount is over by the next
- * period: put the run back.  Once the run is late, the wait is long (an
- * umount writing a backlog to a slow disk, which writes the file too):
- * park the whole mapping rather than put each of its runs back every
- * period.
- */
-static void requeue_unmounting(struct aipu_dev *d, struct aipu_run *r,
-			       struct outcome *o)
-{
-	unsigned long flags, freed;
-
-	if (r->kind != AIPU_PAGES || !past_bound(r, jiffies)) {
-		requeue_busy(d, r, o);
-		return;
-	}
-	o->retried += r->end - r->start;
-	do {
-		flags = aipu_dev_lock(d);
-		freed = track_park(&d->tr, r->t, r->time, AIPU_REQUEUE_BATCH,
-				   jiffies);
-		aipu_dev_unlock(d, flags);
-	} while (freed);
-}
-
-/*
- * Issued later than the bound promises (max_batch, a slow device, a late
- * tick); @taken is when phase 2 took the run, before the write's own time.
- */
-static unsigned long late_pages(struct aipu_run *r, unsigned long written,
-				unsigned long taken)
-{
-	if (!written || !aipu_policy_bounded() || !past_bound(r, taken))
-		return 0;
-	return written;
-}
-
-static unsigned long issue_one(struct aipu_dev *d, struct aipu_run *r,
-			       bool write)
-{
+	bool meta = e->kind == AIPU_L_META, again = false;
 	unsigned long taken = jiffies, flags;
 	struct outcome o = { 0 };
 	struct aipu_pin p;
 
-	switch (aipu_pin(r->t, &p, r->kind == AIPU_META ? AIPU_PIN_REF :
-							 AIPU_PIN_SYNC)) {
+	switch (aipu_pin(e->t, &p, meta ? AIPU_PIN_REF : AIPU_PIN_SYNC)) {
 	case AIPU_PIN_OK:
-		if (r->kind == AIPU_META)
-			issue_meta(d, r, p.inode, write, &o);
-		else
-			issue_pages(d, r, write, &o);
+		again = meta ? issue_meta(d, e, p.inode, write, &o) :
+			       issue_whole(d, e, write, &o);
 		aipu_unpin(&p);
 		break;
 	case AIPU_PIN_BUSY:
-		requeue_busy(d, r, &o);
-		break;
 	case AIPU_PIN_UNMOUNTING:
-		requeue_unmounting(d, r, &o);
+		again = true;
 		break;
 	case AIPU_PIN_GONE:
 		break;
 	}
 	flags = aipu_dev_lock(d);
-	track_written(&d->tr, o.written, jiffies_to_msecs(jiffies - r->time));
-	/* Under "kernel" nothing was issued: a re-check is not a retry. */
-	if (write)
-		d->tr.st.pages_retried += o.retried;
-	d->tr.st.pages_clean += o.clean;
-	d->tr.st.meta_written += o.meta;
-	d->tr.st.pages_late += late_pages(r, o.written, taken);
-	track_done(&d->tr, r);
+	if (again)
+		ltrack_requeue_entry(&d->tr, e);
+	aipu_dev_written(d, o.written, jiffies_to_msecs(jiffies - e->time));
+	d->st.meta_written += o.meta;
+	d->st.pages_late += late_pages(e->time, o.written, taken);
+	ltrack_done_entry(&d->tr, e);
 	aipu_dev_unlock(d, flags);
 	return o.written;
 }
 
 /*
- * Under aipu a run is written only once it is older than max_age_ms.  Paced,
- * phase 1 queued the runs that come due within this period, and each is
- * issued when it does, so the device sees the writes spaced as they were
- * dirtied, not one burst a period.  Jiffies until the next is due, -1 if
- * none.
+ * Under aipu a page is written only once it is older than max_age_ms.
+ * Paced, phase 1 queued the files that come due within this period, and
+ * each is taken when it does, so the device sees the writes spaced as they
+ * were dirtied, not one burst a period.  Jiffies until the next is due, -1
+ * if none.
  */
 static long due_left(struct aipu_dev *d)
 {
@@ -297,7 +418,7 @@ static long due_left(struct aipu_dev *d)
 	bool any;
 
 	flags = aipu_dev_lock(d);
-	any = track_next_time(&d->tr, &time);
+	any = ltrack_next_time(&d->tr, &time);
 	aipu_dev_unlock(d, flags);
 	if (!any)
 		return -1;
@@ -305,7 +426,7 @@ static long due_left(struct aipu_dev *d)
 	return time_before(jiffies, due) ? due - jiffies : 0;
 }
 
-/* A paced pass waits for its next run, or for a kick or kthread_stop(). */
+/* A paced pass waits for its next file, or for a kick or kthread_stop(). */
 static void wait_due(long left)
 {
 	set_current_state(TASK_INTERRUPTIBLE);
@@ -316,15 +437,50 @@ static void wait_due(long left)
 }
 
 /*
- * Phase 2: linear in the pending runs; each is taken off exactly once.  The
- * policy is asked per run, so a switch to "kernel" stops writing at once.
+ * The pages the next batch may hold, in *@max_pages (0: no limit of the
+ * pass's own): max_batch bounds the pages a pass takes (always at least one
+ * batch, so a large file cannot block the queue), stage_batch the pages it
+ * takes of staged files.  False: this pass takes no more.  Lock held.
+ */
+static bool take_room(struct aipu_dev *d, unsigned long taken,
+		      unsigned long *max_pages)
+{
+	struct aipu_scan *s = &d->scan;
+
+	*max_pages = 0;
+	if (ltrack_next_staged(&d->tr) && s->stage_pages != ULONG_MAX) {
+		if (!s->stage_pages)
+			return false;
+		*max_pages = s->stage_pages;
+	} else if (s->limit) {
+		if (taken >= s->limit)
+			return false;
+		*max_pages = s->limit - taken;
+	}
+	return true;
+}
+
+static unsigned long batch_pages(struct aipu_lbatch *b)
+{
+	unsigned long n = 0;
+	unsigned int i;
+
+	for (i = 0; i < b->n; i++)
+		n += b->x[i].nr;
+	return n;
+}
+
+/*
+ * Phase 2: each due entry and page is taken off exactly once.  The policy is
+ * asked per take, so a switch to "kernel" stops writing at once.
  */
 static unsigned long issue_pending(struct aipu_dev *d)
 {
-	unsigned long flags, written = 0, cutoff;
+	unsigned long flags, written = 0, taken = 0, cutoff, pages;
+	struct aipu_lbatch *b = d->batch;
+	struct aipu_lentry *e;
 	struct blk_plug plug;
-	struct aipu_run *r;
-	bool aged;
+	bool aged, staged;
 	long left;
 
 	blk_start_plug(&plug);
@@ -339,13 +495,26 @@ static unsigned long issue_pending(struct aipu_dev *d)
 			wait_due(left);
 			continue;
 		}
-		cutoff = jiffies - msecs_to_jiffies(READ_ONCE(aipu_max_age_ms));
+		cutoff = aged ? jiffies -
+				msecs_to_jiffies(READ_ONCE(aipu_max_age_ms)) :
+				d->scan.cutoff;
 		flags = aipu_dev_lock(d);
-		r = track_take(&d->tr, cutoff, !aged);
+		staged = ltrack_next_staged(&d->tr);
+		e = take_room(d, taken, &b->max_pages) ?
+		    ltrack_take(&d->tr, cutoff, b) : NULL;
 		aipu_dev_unlock(d, flags);
-		if (!r)
+		if (e) {
+			written += issue_entry(d, e, aipu_policy_writes());
+		} else if (b->t) {
+			pages = batch_pages(b);
+			taken += pages;
+			if (staged && d->scan.stage_pages != ULONG_MAX)
+				d->scan.stage_pages -= min(pages,
+							   d->scan.stage_pages);
+			written += issue_batch(d, b, aipu_policy_writes());
+		} else if (!b->again) {
 			break;
-		written += issue_one(d, r, aipu_policy_writes());
+		}
 		cond_resched();
 	}
 	blk_finish_plug(&plug);
@@ -370,10 +539,30 @@ static void scan(struct aipu_dev *d)
 	} while (!done && !kthread_should_stop());
 }
 
+/* What this pass left due goes back, counted; a batch of files a hold. */
+static void end_pass(struct aipu_dev *d, struct aipu_pass_trace *pt,
+		     unsigned long written)
+{
+	unsigned int budget;
+	unsigned long flags;
+	bool done;
+
+	flags = aipu_dev_lock(d);
+	aipu_trace_pass_end(d, pt, written);
+	aipu_dev_pass(d, written);
+	aipu_dev_unlock(d, flags);
+	do {
+		budget = AIPU_SCAN_BATCH;
+		flags = aipu_dev_lock(d);
+		done = ltrack_end_pass(&d->tr, &budget);
+		aipu_dev_unlock(d, flags);
+	} while (!done);
+}
+
 static void flusher_pass(struct aipu_dev *d)
 {
 	struct aipu_pass_trace pt;
-	unsigned long flags, written;
+	unsigned long written;
 
 	aipu_trace_pass_begin(d, &pt);
 	aipu_mem_refill();
@@ -383,10 +572,7 @@ static void flusher_pass(struct aipu_dev *d)
 	aipu_trace_scan_end(&pt);
 	aipu_lazytime_write(d);
 	written = issue_pending(d);
-	flags = aipu_dev_lock(d);
-	aipu_trace_pass_end(d, &pt, written);
-	track_end_pass(&d->tr, written);
-	aipu_dev_unlock(d, flags);
+	end_pass(d, &pt, written);
 }
 
 /*
@@ -445,10 +631,15 @@ pid_t aipu_flusher_pid(struct aipu_dev *d)
 /* Process context: the tick gives a device the probes made its thread. */
 static void dev_start(struct aipu_dev *d)
 {
-	struct task_struct *t = kthread_run(flusher_fn, d, AIPU_NAME);
+	struct task_struct *t;
 
-	if (IS_ERR(t))
+	if (!d->batch)
+		d->batch = kvmalloc(sizeof(*d->batch), GFP_KERNEL);
+	if (!d->batch)
 		return;		/* no memory: the next tick tries again */
+	t = kthread_run(flusher_fn, d, AIPU_NAME);
+	if (IS_ERR(t))
+		return;
 	d->task = t;
 	d->idle_since = jiffies;
 	/* d->task is set before anyone sees started: see started(). */
@@ -471,7 +662,7 @@ static struct aipu_dev *find_idle(void)
 		if (!started(d) || d->dead)
 			continue;
 		flags = aipu_dev_lock(d);
-		if (!list_empty(&d->tr.trackers) || !track_idle(&d->tr)) {
+		if (!list_empty(&d->tr.trackers) || !ltrack_idle(&d->tr)) {
 			d->idle_ticks = 0;
 			d->idle_since = now;
 		} else {

@@ -15,7 +15,7 @@
  * its memory goes, so no run outlives its mapping.
  *
  * A folio dirtied again because its write was declined keeps the first-dirty
- * time it had (track_redirty()): the kernel itself does not count that as a
+ * time it had (ltrack_redirty()): the kernel itself does not count that as a
  * new dirtying.
  *
  * The probes only record; everything that can wait is left to the flusher.
@@ -34,12 +34,12 @@
  * Pages the flusher itself dirties while writing an inode's metadata carry
  * that metadata's first-dirty time (see flusher.c).
  */
-static unsigned long record_time(struct aipu_dev *d, bool *pending)
+static unsigned long record_time(struct aipu_dev *d, bool *inherit)
 {
 	unsigned long time;
 
-	*pending = aipu_flusher_inherits(d, &time);
-	return *pending ? time : jiffies;
+	*inherit = aipu_flusher_inherits(d, &time);
+	return *inherit ? time : jiffies;
 }
 
 /* Dirtying that found no device or no tracker memory: no lock to count under. */
@@ -70,9 +70,9 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 			      struct address_space *mapping)
 {
 	unsigned long nr = folio_nr_pages(folio), flags, time;
-	struct aipu_tracker *t;
+	struct aipu_ltracker *t;
 	struct aipu_dev *d;
-	bool pending, gone, redirty;
+	bool inherit, gone, redirty;
 
 	/*
 	 * The flag is set and the tag not yet when a clean folio is dirtied;
@@ -94,18 +94,20 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 	if (t) {
 		u64 fb = aipu_trace_fallbacks(d);
 
-		time = record_time(d, &pending);
-		if (redirty && !pending)
-			track_redirty(&d->tr, t, folio->index, nr, time);
+		time = record_time(d, &inherit);
+		if (inherit)
+			ltrack_inherit(&d->tr, t, folio->index, nr, time);
+		else if (redirty)
+			ltrack_redirty(&d->tr, t, folio->index, nr, time);
 		else
-			track_pages(&d->tr, t, folio->index, nr, time, pending);
+			ltrack_pages(&d->tr, t, folio->index, nr, time);
 		aipu_trace_fallback_since(d, fb, mapping, AIPU_FB_NO_RUN, nr);
 	} else if (gone) {
-		d->tr.st.pages_dirtied += nr;
-		d->tr.st.pages_evicting += nr;
+		d->st.pages_dirtied += nr;
+		d->st.pages_evicting += nr;
 	} else {
-		d->tr.st.pages_dirtied += nr;
-		d->tr.st.fallbacks++;
+		d->st.pages_dirtied += nr;
+		d->st.fallbacks++;
 		aipu_trace_fallback(d, mapping, AIPU_FB_NO_TRACKER, nr);
 		aipu_policy_untracked();
 	}
@@ -122,7 +124,7 @@ static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 	unsigned long state = aipu_inode_state(inode), irqflags;
 	bool gone, times = (flags & (I_DIRTY_INODE | I_DIRTY_TIME)) ==
 			   I_DIRTY_TIME;
-	struct aipu_tracker *t;
+	struct aipu_ltracker *t;
 	struct aipu_dev *d;
 
 	/*
@@ -144,11 +146,13 @@ static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 	irqflags = aipu_dev_lock(d);
 	t = aipu_mapping_tracker(d, &inode->i_data, t, &gone);
 	if (t && times) {
-		track_times(&d->tr, t, jiffies, !(state & I_DIRTY_TIME));
+		d->st.times_dirtied += !(state & I_DIRTY_TIME);
+		ltrack_times(&d->tr, t, jiffies, !(state & I_DIRTY_TIME));
 	} else if (t) {
-		track_meta(&d->tr, t, jiffies, !(state & I_DIRTY_INODE));
+		d->st.meta_dirtied += !(state & I_DIRTY_INODE);
+		ltrack_meta(&d->tr, t, jiffies, !(state & I_DIRTY_INODE));
 	} else if (!gone) {
-		d->tr.st.fallbacks++;
+		d->st.fallbacks++;
 		aipu_trace_fallback(d, &inode->i_data, AIPU_FB_NO_TRACKER, 0);
 		aipu_policy_untracked();
 	}

@@ -50,7 +50,7 @@ void aipu_lazytime_update(void)
 		WRITE_ONCE(expire_s, v);
 }
 
-static void times_one(struct aipu_dev *d, struct aipu_run *r, bool write)
+static void times_one(struct aipu_dev *d, struct aipu_lentry *r, bool write)
 {
 	bool written = false, dirty = false;
 	unsigned long flags;
@@ -79,9 +79,9 @@ static void times_one(struct aipu_dev *d, struct aipu_run *r, bool write)
 	}
 	flags = aipu_dev_lock(d);
 	if (dirty)
-		track_requeue_times(&d->tr, r);
-	d->tr.st.times_written += written;
-	track_done(&d->tr, r);
+		ltrack_requeue_times(&d->tr, r);
+	d->st.times_written += written;
+	ltrack_done_entry(&d->tr, r);
 	aipu_dev_unlock(d, flags);
 }
 
@@ -96,12 +96,12 @@ void aipu_lazytime_write(struct aipu_dev *d)
 	unsigned long cutoff = jiffies - (unsigned long)READ_ONCE(expire_s) * HZ;
 	unsigned long flags;
 	bool write = aipu_kupdate_is_off();
-	struct aipu_run *r;
+	struct aipu_lentry *r;
 	unsigned int n;
 
 	for (n = 0; n < AIPU_TIMES_PER_PASS && !kthread_should_stop(); n++) {
 		flags = aipu_dev_lock(d);
-		r = track_take_times(&d->tr, cutoff);
+		r = ltrack_take_times(&d->tr, cutoff);
 		aipu_dev_unlock(d, flags);
 		if (!r)
 			break;

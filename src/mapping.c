@@ -33,7 +33,7 @@
 #include "aipu.h"
 #include "aipu_compat.h"
 
-/* Runs freed per hold of the device's lock when a mapping is evicted. */
+/* Queue objects freed per hold of the device's lock at a mapping's eviction. */
 #define AIPU_KILL_BATCH 256
 /* Buckets: one per 32 pages of memory, within these powers of two. */
 #define AIPU_TABLE_PAGES_PER_BUCKET 32
@@ -45,12 +45,12 @@ static struct hlist_head *table;
 static unsigned int table_bits;
 static raw_spinlock_t table_locks[AIPU_TABLE_LOCKS];
 
-static struct aipu_mapping *to_mapping(struct aipu_tracker *t)
+static struct aipu_mapping *to_mapping(struct aipu_ltracker *t)
 {
 	return container_of(t, struct aipu_mapping, t);
 }
 
-struct aipu_dev *aipu_tracker_dev(struct aipu_tracker *t)
+struct aipu_dev *aipu_tracker_dev(struct aipu_ltracker *t)
 {
 	return container_of(t->tr, struct aipu_dev, tr);
 }
@@ -66,8 +66,8 @@ static struct aipu_mapping *lookup(const void *key)
 	return NULL;
 }
 
-/* The table behind track.c: called with the device's lock held. */
-struct aipu_tracker *aipu_tracker_lookup(const void *key)
+/* The table behind track_log.c: called with the device's lock held. */
+struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
 {
 	struct aipu_mapping *m;
 
@@ -77,7 +77,7 @@ struct aipu_tracker *aipu_tracker_lookup(const void *key)
 	return m ? &m->t : NULL;
 }
 
-int aipu_tracker_insert(struct aipu_tracker *t)
+int aipu_ltracker_insert(struct aipu_ltracker *t)
 {
 	u32 h = hash_ptr(t->key, table_bits);
 	raw_spinlock_t *lock = &table_locks[h % AIPU_TABLE_LOCKS];
@@ -89,7 +89,7 @@ int aipu_tracker_insert(struct aipu_tracker *t)
 	return 0;
 }
 
-void aipu_tracker_remove(struct aipu_tracker *t)
+void aipu_ltracker_remove(struct aipu_ltracker *t)
 {
 	u32 h = hash_ptr(t->key, table_bits);
 	raw_spinlock_t *lock = &table_locks[h % AIPU_TABLE_LOCKS];
@@ -111,7 +111,7 @@ static bool evicting(struct inode *inode)
  * context; NULL when no device could be had.
  */
 struct aipu_dev *aipu_mapping_dev(struct address_space *mapping,
-				  struct aipu_tracker **hint)
+				  struct aipu_ltracker **hint)
 {
 	struct aipu_mapping *m = lookup(mapping);
 
@@ -134,10 +134,10 @@ struct aipu_dev *aipu_mapping_dev(struct address_space *mapping,
  * eviction starts, so it is seen here once the device's lock is taken after
  * the kill.
  */
-struct aipu_tracker *aipu_mapping_tracker(struct aipu_dev *d,
-					  struct address_space *mapping,
-					  struct aipu_tracker *hint,
-					  bool *gone)
+struct aipu_ltracker *aipu_mapping_tracker(struct aipu_dev *d,
+					   struct address_space *mapping,
+					   struct aipu_ltracker *hint,
+					   bool *gone)
 {
 	*gone = false;
 	if (d->dead)
@@ -145,10 +145,10 @@ struct aipu_tracker *aipu_mapping_tracker(struct aipu_dev *d,
 	if (hint && hint->hashed)
 		return hint;	/* the fast path: one lookup, one lock */
 	*gone = evicting(mapping->host);
-	return *gone ? NULL : track_get(&d->tr, mapping, mapping->host);
+	return *gone ? NULL : ltrack_get(&d->tr, mapping, mapping->host);
 }
 
-/* Eviction: forget @mapping, a batch of runs per hold of the lock. */
+/* Eviction: forget @mapping, a batch of its queue per hold of the lock. */
 void aipu_mapping_kill(struct address_space *mapping)
 {
 	struct aipu_mapping *m;
@@ -163,12 +163,12 @@ void aipu_mapping_kill(struct address_space *mapping)
 		flags = aipu_dev_lock(d);
 		/* Freed meanwhile as empty: nothing to forget. */
 		done = !m->t.hashed ||
-		       track_kill(&d->tr, &m->t, AIPU_KILL_BATCH);
+		       ltrack_kill(&d->tr, &m->t, AIPU_KILL_BATCH);
 		aipu_dev_unlock(d, flags);
-		/* Ours now: track_kill() holds it until its last call. */
+		/* Ours now: ltrack_kill() holds it until its last call. */
 		while (!done) {
 			flags = aipu_dev_lock(d);
-			done = track_kill(&d->tr, &m->t, AIPU_KILL_BATCH);
+			done = ltrack_kill(&d->tr, &m->t, AIPU_KILL_BATCH);
 			aipu_dev_unlock(d, flags);
 		}
 	}
@@ -176,26 +176,27 @@ void aipu_mapping_kill(struct address_space *mapping)
 }
 
 /*
- * rmmod: forget every mapping of @d, a batch of runs per hold of the lock.
+ * rmmod: forget every mapping of @d, a batch of its queue per hold of the
+ * lock.
  * No probe that makes trackers and no flusher runs any more.
  */
 void aipu_mapping_forget(struct aipu_dev *d)
 {
-	struct aipu_tracker *t;
+	struct aipu_ltracker *t;
 	unsigned long flags;
 	bool done;
 
 	for (;;) {
 		flags = aipu_dev_lock(d);
 		t = list_first_entry_or_null(&d->tr.trackers,
-					     struct aipu_tracker, link);
-		done = !t || track_kill(&d->tr, t, AIPU_KILL_BATCH);
+					     struct aipu_ltracker, link);
+		done = !t || ltrack_kill(&d->tr, t, AIPU_KILL_BATCH);
 		aipu_dev_unlock(d, flags);
 		if (!t)
 			return;
 		while (!done) {
 			flags = aipu_dev_lock(d);
-			done = track_kill(&d->tr, t, AIPU_KILL_BATCH);
+			done = ltrack_kill(&d->tr, t, AIPU_KILL_BATCH);
 			aipu_dev_unlock(d, flags);
 		}
 	}
@@ -251,7 +252,7 @@ static enum aipu_pin_result pin_ref(struct aipu_pin *p, struct inode *inode)
  * block (inodes are freed after a grace period, and the kill marks the
  * tracker dead first).
  */
-enum aipu_pin_result aipu_pin(struct aipu_tracker *t, struct aipu_pin *p,
+enum aipu_pin_result aipu_pin(struct aipu_ltracker *t, struct aipu_pin *p,
 			      enum aipu_pin_how how)
 {
 	struct aipu_dev *d = aipu_tracker_dev(t);
@@ -327,7 +328,7 @@ int aipu_mapping_init(void)
 	return table ? 0 : -ENOMEM;
 }
 
-/* Every tracker is gone (track_clear() on every device). */
+/* Every tracker is gone (aipu_mapping_forget() on every device). */
 void aipu_mapping_exit(void)
 {
 	kvfree(table);

@@ -1,22 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * aipu: memory for runs and trackers.
+ * aipu: memory for the files' queues (src/log.c, src/live.c, src/flog.c)
+ * and their trackers.
  *
  * The probes allocate with a device's lock held inside the mapping's i_pages
  * lock, interrupts off: GFP_NOWAIT only.  When the slab says no they dip
  * into a small reserve that the flusher refills in process context, so a
  * burst of dirtying under memory pressure still gets per-page times; only
- * when the reserve is empty too does tracking degrade (see track.c).
+ * when the reserve is empty too does tracking degrade (a file bounded as a
+ * whole, src/track_log.c).
  *
  * PREEMPT_RT: a device's lock is a raw spinlock, and RT's slab may be called
  * neither to allocate nor to free under one (its own locks sleep there).  So
- * on RT runs and trackers come from the reserve alone, a larger one that
- * every flusher pass and the tick refill, and objects freed under a lock go
- * back to it, or onto a list that the same process-context refill frees.
+ * on RT every object comes from the reserve alone, a larger one that every
+ * flusher pass and the tick refill, and objects freed under a lock go back
+ * to it, or onto a list that the same process-context refill frees.
  * Dirtying faster than a period's reserve degrades, counted, as on any
- * kernel when memory runs out.
+ * kernel when memory runs out.  The flusher's own allocations under the
+ * lock (retries) take the same path.
  *
- * Both caches are SLAB_ACCOUNT: a run or tracker is charged to the memory
+ * Every cache is SLAB_ACCOUNT: tracking memory is charged to the memory
  * cgroup of the task that dirtied the page, like the page cache it
  * describes, so a container's writers cannot make aipu use memory outside
  * the container's limit.  A charge that fails is a failed allocation: the
@@ -32,8 +35,8 @@
 
 /* May the slab be called with a device's lock held, interrupts off? */
 #define AIPU_SLAB_ATOMIC	(!IS_ENABLED(CONFIG_PREEMPT_RT))
-#define AIPU_RESERVE_RUNS	(AIPU_SLAB_ATOMIC ? 512 : 8192)
-#define AIPU_RESERVE_TRACKERS	(AIPU_SLAB_ATOMIC ? 32 : 512)
+/* Reserves are larger on RT: a few periods of a fast writer's needs. */
+#define AIPU_RESERVE_SCALE	(AIPU_SLAB_ATOMIC ? 1 : 16)
 
 struct reserve {
 	struct kmem_cache *cache;
@@ -49,8 +52,28 @@ struct reserve {
 	struct percpu_counter live;
 };
 
-static struct reserve runs = { .cap = AIPU_RESERVE_RUNS };
-static struct reserve trackers = { .cap = AIPU_RESERVE_TRACKERS };
+enum { SEG64, SEG512, SEG4096, CHUNK, MOVED, RETRY, TRACKER, NR_RESERVES };
+
+static struct reserve reserves[NR_RESERVES] = {
+	[SEG64] = { .cap = 512 * AIPU_RESERVE_SCALE },
+	[SEG512] = { .cap = 64 * AIPU_RESERVE_SCALE },
+	[SEG4096] = { .cap = 16 * AIPU_RESERVE_SCALE },
+	[CHUNK] = { .cap = 128 * AIPU_RESERVE_SCALE },
+	[MOVED] = { .cap = 128 * AIPU_RESERVE_SCALE },
+	[RETRY] = { .cap = 64 * AIPU_RESERVE_SCALE },
+	[TRACKER] = { .cap = 32 * AIPU_RESERVE_SCALE },
+};
+
+static const char * const reserve_names[NR_RESERVES] = {
+	"aipu_seg64", "aipu_seg512", "aipu_seg4096", "aipu_live_chunk",
+	"aipu_moved", "aipu_retry", "aipu_tracker",
+};
+
+static const size_t reserve_sizes[NR_RESERVES] = {
+	64, 512, 4096, sizeof(struct aipu_live_chunk),
+	sizeof(struct aipu_moved), sizeof(struct aipu_retry),
+	sizeof(struct aipu_mapping),
+};
 
 static void *reserve_alloc(struct reserve *rs)
 {
@@ -98,41 +121,93 @@ static void reserve_drain(struct reserve *rs)
 		kmem_cache_free(rs->cache, n);
 }
 
-struct aipu_run *aipu_run_alloc(void)
+/* A log segment's size class: aipu_seg_bytes[] in src/log.c. */
+static struct reserve *seg_reserve(unsigned int bytes)
 {
-	return reserve_alloc(&runs);
+	return &reserves[bytes <= 64 ? SEG64 : bytes <= 512 ? SEG512 : SEG4096];
 }
 
-void aipu_run_free(struct aipu_run *r)
+struct aipu_seg *aipu_seg_alloc(unsigned int bytes)
 {
-	reserve_free(&runs, r);
+	return reserve_alloc(seg_reserve(bytes));
 }
 
-struct aipu_tracker *aipu_tracker_alloc(void)
+void aipu_seg_free(struct aipu_seg *s, unsigned int bytes)
 {
-	struct aipu_mapping *m = reserve_alloc(&trackers);
+	reserve_free(seg_reserve(bytes), s);
+}
+
+struct aipu_live_chunk *aipu_live_chunk_alloc(void)
+{
+	return reserve_alloc(&reserves[CHUNK]);
+}
+
+void aipu_live_chunk_free(struct aipu_live_chunk *c)
+{
+	reserve_free(&reserves[CHUNK], c);
+}
+
+struct aipu_moved *aipu_moved_alloc(void)
+{
+	return reserve_alloc(&reserves[MOVED]);
+}
+
+void aipu_moved_free(struct aipu_moved *m)
+{
+	reserve_free(&reserves[MOVED], m);
+}
+
+struct aipu_retry *aipu_retry_alloc(void)
+{
+	return reserve_alloc(&reserves[RETRY]);
+}
+
+void aipu_retry_free(struct aipu_retry *r)
+{
+	reserve_free(&reserves[RETRY], r);
+}
+
+struct aipu_ltracker *aipu_ltracker_alloc(void)
+{
+	struct aipu_mapping *m = reserve_alloc(&reserves[TRACKER]);
 
 	return m ? &m->t : NULL;
 }
 
 static void tracker_free_rcu(struct rcu_head *head)
 {
-	reserve_free(&trackers, container_of(head, struct aipu_mapping, rcu));
+	reserve_free(&reserves[TRACKER],
+		     container_of(head, struct aipu_mapping, rcu));
 }
 
-void aipu_tracker_free(struct aipu_tracker *t)
+void aipu_ltracker_free(struct aipu_ltracker *t)
 {
 	call_rcu(&container_of(t, struct aipu_mapping, t)->rcu,
 		 tracker_free_rcu);
 }
 
-/* Bytes of tracking memory in use (runs and trackers handed out). */
+/* Bytes of tracking memory in use (objects handed out, by their caches). */
 u64 aipu_mem_bytes(void)
 {
-	return percpu_counter_sum_positive(&runs.live) *
-	       kmem_cache_size(runs.cache) +
-	       percpu_counter_sum_positive(&trackers.live) *
-	       kmem_cache_size(trackers.cache);
+	u64 bytes = 0;
+	unsigned int i;
+
+	for (i = 0; i < NR_RESERVES; i++)
+		bytes += percpu_counter_sum_positive(&reserves[i].live) *
+			 kmem_cache_size(reserves[i].cache);
+	return bytes;
+}
+
+/* Objects handed out: what the shrinker can give back, roughly. */
+u64 aipu_mem_objects(void)
+{
+	u64 n = 0;
+	unsigned int i;
+
+	for (i = 0; i < NR_RESERVES; i++)
+		if (i != TRACKER)
+			n += percpu_counter_read_positive(&reserves[i].live);
+	return n;
 }
 
 static void reserve_refill(struct reserve *rs)
@@ -161,8 +236,10 @@ static void reserve_refill(struct reserve *rs)
 /* Flusher context: top the reserves up for the next period's probes. */
 void aipu_mem_refill(void)
 {
-	reserve_refill(&runs);
-	reserve_refill(&trackers);
+	unsigned int i;
+
+	for (i = 0; i < NR_RESERVES; i++)
+		reserve_refill(&reserves[i]);
 }
 
 static int reserve_init(struct reserve *rs, const char *name, size_t size)
@@ -194,19 +271,24 @@ static void reserve_exit(struct reserve *rs)
 
 int aipu_mem_init(void)
 {
-	if (reserve_init(&runs, "aipu_run", sizeof(struct aipu_run)) ||
-	    reserve_init(&trackers, "aipu_tracker",
-			 sizeof(struct aipu_mapping))) {
-		aipu_mem_exit();
-		return -ENOMEM;
+	unsigned int i;
+
+	for (i = 0; i < NR_RESERVES; i++) {
+		if (reserve_init(&reserves[i], reserve_names[i],
+				 reserve_sizes[i])) {
+			aipu_mem_exit();
+			return -ENOMEM;
+		}
 	}
 	return 0;
 }
 
-/* Every run and tracker must have been freed already (rcu_barrier first). */
+/* Every object must have been freed already (rcu_barrier first). */
 void aipu_mem_exit(void)
 {
+	unsigned int i;
+
 	rcu_barrier();
-	reserve_exit(&runs);
-	reserve_exit(&trackers);
+	for (i = 0; i < NR_RESERVES; i++)
+		reserve_exit(&reserves[i]);
 }

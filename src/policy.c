@@ -88,6 +88,7 @@ static void plan_pu(struct aipu_dev *d, struct aipu_scan *s)
 	}
 	d->last_pu = s->now;
 	s->all = true;
+	s->cutoff = s->now + 1;	/* everything dirtied up to now */
 }
 
 /*
@@ -99,8 +100,12 @@ static void plan_stage(struct aipu_dev *d, struct aipu_scan *s)
 {
 	unsigned int c = READ_ONCE(aipu_stage_interval_ms);
 
-	if (!time_before(s->now, d->next_stage))
-		s->stage = c ? READ_ONCE(aipu_stage_batch) : UINT_MAX;
+	if (time_before(s->now, d->next_stage))
+		return;
+	s->stage = c ? READ_ONCE(aipu_stage_batch) : UINT_MAX;
+	/* A batch of files moves, and at most stage_batch of their pages go. */
+	if (c)
+		s->stage_pages = READ_ONCE(aipu_stage_batch);
 }
 
 static const struct policy_ops ops[AIPU_NR_POLICIES] = {
@@ -156,6 +161,7 @@ void aipu_policy_plan(struct aipu_dev *d, unsigned long now)
 
 	sync_gen(d, now);
 	memset(s, 0, sizeof(*s));
+	s->stage_pages = ULONG_MAX;
 	s->now = now;
 	s->cutoff = now - ms(&aipu_max_age_ms);
 	cur()->plan(d, s);
@@ -170,13 +176,13 @@ bool aipu_policy_scan(struct aipu_dev *d, unsigned int budget)
 	struct aipu_scan *s = &d->scan;
 
 	if (!s->aged_done) {
-		if (!track_scan(&d->tr, s->cutoff, s->all, s->limit, &budget))
+		if (!ltrack_scan(&d->tr, s->cutoff, &budget))
 			return false;
 		s->aged_done = true;
 	}
 	if (s->stage) {
-		s->staged += track_stage(&d->tr, &s->stage, &budget);
-		if (s->stage && !budget && !list_empty(&d->tr.waiting))
+		s->staged += ltrack_stage(&d->tr, s->now, &s->stage, &budget);
+		if (s->stage && !budget && d->tr.wheel.nodes)
 			return false;
 		s->stage = 0;
 		if (s->staged)
@@ -200,7 +206,7 @@ long aipu_policy_timeout(struct aipu_dev *d, unsigned long now,
 	if (READ_ONCE(aipu_policy) != AIPU_POLICY_STAGE)
 		return t;
 	flags = aipu_dev_lock(d);
-	idle = list_empty(&d->tr.waiting);
+	idle = !d->tr.wheel.nodes;
 	aipu_dev_unlock(d, flags);
 	if (idle)
 		return t;

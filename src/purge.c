@@ -23,7 +23,7 @@
 
 struct purge {
 	struct list_head list;
-	struct aipu_tracker *t;
+	struct aipu_ltracker *t;
 	pgoff_t start, end;
 	unsigned int tries;
 };
@@ -35,13 +35,13 @@ static void count(struct aipu_dev *d, unsigned long purged,
 {
 	unsigned long flags = aipu_dev_lock(d);
 
-	d->tr.st.pages_purged += purged;
-	d->tr.st.pages_not_purged += kept;
+	d->st.pages_purged += purged;
+	d->st.pages_not_purged += kept;
 	aipu_dev_unlock(d, flags);
 }
 
-/* Flusher context, with the tracker held by the run just issued. */
-void aipu_purge_add(struct aipu_dev *d, struct aipu_tracker *t,
+/* Flusher context, with the tracker held by the batch just issued. */
+void aipu_purge_add(struct aipu_dev *d, struct aipu_ltracker *t,
 		    pgoff_t start, pgoff_t end)
 {
 	struct purge *p = kmalloc(sizeof(*p), GFP_KERNEL | __GFP_NOWARN);
@@ -56,7 +56,7 @@ void aipu_purge_add(struct aipu_dev *d, struct aipu_tracker *t,
 	p->end = end;
 	p->tries = 0;
 	flags = aipu_dev_lock(d);
-	track_hold(t);
+	ltrack_hold(t);
 	aipu_dev_unlock(d, flags);
 	list_add_tail(&p->list, &d->purges);
 }
@@ -160,7 +160,7 @@ static void purge_free(struct aipu_dev *d, struct purge *p)
 {
 	unsigned long flags = aipu_dev_lock(d);
 
-	track_put(&d->tr, p->t);
+	ltrack_put(&d->tr, p->t);
 	aipu_dev_unlock(d, flags);
 	list_del(&p->list);
 	kfree(p);

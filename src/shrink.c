@@ -2,14 +2,14 @@
 /*
  * aipu: giving tracking memory back under memory pressure.
  *
- * A shrinker counts aipu's runs and, asked to free some, replaces files'
- * runs by their whole-file run, the coarser bound aipu already uses when an
- * allocation fails or a file reaches its cap on runs: the file is written
- * whole, at the device's oldest time (early, never late), and its runs'
- * memory goes back.  Each degraded file counts in fallbacks.  Files are
- * taken from the front of their device's list and moved to the back, so
- * pressure spreads over files instead of emptying one and sparing the
- * rest; the device's lock is held for at most a batch of runs.
+ * A shrinker counts the objects of the files' queues and, asked to free
+ * some, bounds files as a whole instead, the coarser bound aipu already uses
+ * when an allocation fails or a file reaches its cap: the file is written
+ * whole, at its oldest time (early, never late), and its queue's memory goes
+ * back.  Each degraded file counts in fallbacks.  Files are taken from the
+ * front of their device's list and moved to the back, so pressure spreads
+ * over files instead of emptying one and sparing the rest; the device's lock
+ * is held for at most a batch of objects.
  */
 #include <linux/jiffies.h>
 #include <linux/rcupdate.h>
@@ -20,20 +20,17 @@
 #include "aipu_trace.h"
 
 #define AIPU_SHRINK_BATCH 256
-/* Files looked at per device and scan, runs or not. */
+/* Files looked at per device and scan, with a queue or not. */
 #define AIPU_SHRINK_FILES 64
 
 static struct shrinker *shrinker;
 
-static unsigned long count_runs(struct shrinker *s, struct shrink_control *sc)
+/* The files' queue objects: segments, live chunks, moved pages, retries. */
+static unsigned long count_objects(struct shrinker *s,
+				   struct shrink_control *sc)
 {
-	unsigned long n = 0;
-	struct aipu_dev *d;
+	unsigned long n = aipu_mem_objects();
 
-	rcu_read_lock();
-	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d))
-		n += READ_ONCE(d->tr.st.runs_tracked);
-	rcu_read_unlock();
 	return n ? n : SHRINK_EMPTY;
 }
 
@@ -41,17 +38,17 @@ static unsigned long shrink_dev(struct aipu_dev *d, unsigned long want)
 {
 	unsigned int files = AIPU_SHRINK_FILES;
 	unsigned long flags, freed = 0;
-	struct aipu_tracker *t;
+	struct aipu_ltracker *t;
 
 	while (freed < want && files--) {
 		flags = aipu_dev_lock(d);
 		t = list_first_entry_or_null(&d->tr.trackers,
-					     struct aipu_tracker, link);
+					     struct aipu_ltracker, link);
 		if (t) {
 			u64 fb = aipu_trace_fallbacks(d);
 
 			list_move_tail(&t->link, &d->tr.trackers);
-			freed += track_degrade(&d->tr, t,
+			freed += ltrack_degrade(&d->tr, t,
 					       min_t(unsigned long, want - freed,
 						     AIPU_SHRINK_BATCH),
 					       jiffies);
@@ -65,7 +62,7 @@ static unsigned long shrink_dev(struct aipu_dev *d, unsigned long want)
 	return freed;
 }
 
-static unsigned long scan_runs(struct shrinker *s, struct shrink_control *sc)
+static unsigned long scan_objects(struct shrinker *s, struct shrink_control *sc)
 {
 	unsigned long freed = 0;
 	struct aipu_dev *d;
@@ -80,7 +77,7 @@ static unsigned long scan_runs(struct shrinker *s, struct shrink_control *sc)
 
 int aipu_shrink_init(void)
 {
-	shrinker = aipu_shrinker_new(AIPU_NAME, count_runs, scan_runs);
+	shrinker = aipu_shrinker_new(AIPU_NAME, count_objects, scan_objects);
 	return shrinker ? 0 : -ENOMEM;
 }
 

@@ -50,17 +50,6 @@ static ssize_t knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 	return ret ? ret : count;
 }
 
-/* One device's counters and the age of its oldest dirty data, in jiffies. */
-static void dev_snapshot(struct aipu_dev *d, struct aipu_stats *s,
-			 unsigned long *oldest)
-{
-	unsigned long flags = aipu_dev_lock(d);
-
-	*s = d->tr.st;
-	*oldest = track_oldest(&d->tr, jiffies);
-	aipu_dev_unlock(d, flags);
-}
-
 static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 			 char *buf)
 {
@@ -120,7 +109,7 @@ static ssize_t devices_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
-		dev_snapshot(d, &s, &o);
+		aipu_dev_snapshot(d, &s, &o);
 		n += sysfs_emit_at(buf, n,
 				   "%s pages_tracked %llu mappings_tracked %llu oldest_age_ms %u pages_written %llu pages_late %llu flusher_runs %llu flusher_pid %d\n",
 				   d->name, s.pages_tracked, s.trackers,

@@ -16,11 +16,11 @@
 
 /* Under the device's lock: what the pass will be measured against. */
 static void pass_snapshot(struct aipu_dev *d, u64 *scanned, u64 *retried,
-			  u64 *staged)
+			  u64 *taken)
 {
 	*scanned = d->tr.st.entries_scanned;
-	*retried = d->tr.st.pages_retried;
-	*staged = d->tr.st.pages_staged;
+	*retried = d->st.pages_retried;
+	*taken = d->tr.st.pages_taken;
 }
 
 void aipu_trace_pass_begin(struct aipu_dev *d, struct aipu_pass_trace *pt)
@@ -33,7 +33,7 @@ void aipu_trace_pass_begin(struct aipu_dev *d, struct aipu_pass_trace *pt)
 	pt->start_ns = local_clock();
 	pt->scan_ns = 0;
 	flags = aipu_dev_lock(d);
-	pass_snapshot(d, &pt->scanned, &pt->retried, &pt->staged);
+	pass_snapshot(d, &pt->scanned, &pt->retried, &pt->taken);
 	aipu_dev_unlock(d, flags);
 }
 
@@ -49,16 +49,16 @@ void aipu_trace_scan_end(struct aipu_pass_trace *pt)
 		pt->scan_ns = local_clock() - pt->scan_start_ns;
 }
 
-/* Under the device's lock, before track_end_pass() resets the pass. */
+/* Under the device's lock, at the end of phase 2. */
 void aipu_trace_pass_end(struct aipu_dev *d, struct aipu_pass_trace *pt,
 			 unsigned long written)
 {
-	u64 scanned, retried, staged;
+	u64 scanned, retried, taken;
 
 	if (!pt->on || !trace_aipu_pass_enabled())
 		return;
-	pass_snapshot(d, &scanned, &retried, &staged);
-	trace_aipu_pass(d->name, d->tr.scan_moved + (staged - pt->staged),
+	pass_snapshot(d, &scanned, &retried, &taken);
+	trace_aipu_pass(d->name, taken - pt->taken,
 			written, scanned - pt->scanned, retried - pt->retried,
 			local_clock() - pt->start_ns, pt->scan_ns);
 }
@@ -68,16 +68,19 @@ static unsigned long ino_of(struct address_space *m)
 	return m && m->host ? m->host->i_ino : 0;
 }
 
-/* @m pinned by the flusher; [start, end) as issued, end ULONG_MAX: whole. */
-void aipu_trace_issue(struct aipu_dev *d, struct aipu_run *r,
-		      struct address_space *m, pgoff_t start, pgoff_t end,
-		      unsigned long written)
+/*
+ * @m pinned by the flusher; [start, end) as issued, end ULONG_MAX: whole;
+ * @time: the oldest first-dirty time of its pages.
+ */
+void aipu_trace_issue(struct aipu_dev *d, struct address_space *m,
+		      pgoff_t start, pgoff_t end, unsigned long written,
+		      unsigned long time)
 {
 	if (!trace_aipu_issue_enabled())
 		return;
 	trace_aipu_issue(d->name, ino_of(m), start,
 			 end == ULONG_MAX ? 0 : end - start, written,
-			 jiffies_to_msecs(jiffies - r->time));
+			 jiffies_to_msecs(jiffies - time));
 }
 
 void aipu_trace_fallback(struct aipu_dev *d, struct address_space *m,

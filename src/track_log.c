@@ -145,10 +145,18 @@ static void make_due(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	t->where = AIPU_L_DUE;
 }
 
-static void account(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		    unsigned long before)
+/*
+ * Bring the device's gauges up to date with @t's queue: called after every
+ * change to it, so they add up to the files' queues exactly.
+ */
+static void account(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 {
-	tr->st.bytes += t->q.log.bytes - before;
+	unsigned long pages = t->q.log.pages + t->q.retry_pages;
+
+	tr->st.bytes += t->q.log.bytes - t->counted_bytes;
+	tr->st.pages += pages - t->counted_pages;
+	t->counted_bytes = t->q.log.bytes;
+	t->counted_pages = pages;
 }
 
 /*
@@ -212,7 +220,7 @@ static void whole_cover(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		  pgoff_t start, unsigned long nr, unsigned long time)
 {
-	unsigned long before = t->q.log.bytes, done;
+	unsigned long done;
 
 	tr->st.pages_dirtied += nr;
 	if (entry_queued(&t->whole))
@@ -222,7 +230,7 @@ void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		return;
 	}
 	done = flog_dirty(&t->q, start, nr, time);
-	account(tr, t, before);
+	account(tr, t);
 	if (done < nr)
 		ltrack_whole(tr, t, time);
 	requeue(tr, t);
@@ -276,11 +284,10 @@ void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 void ltrack_inherit(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		    pgoff_t start, unsigned long nr, unsigned long time)
 {
-	unsigned long before = t->q.log.bytes;
-
 	tr->st.pages_dirtied += nr;
 	if (entry_queued(&t->whole) || t->draining ||
 	    flog_inherit(&t->q, start, nr, time)) {
+		account(tr, t);
 		whole_cover(tr, t, time);
 		if (t->whole.state == AIPU_L_RETRY)
 			t->whole.state = AIPU_L_WAITING;
@@ -288,7 +295,7 @@ void ltrack_inherit(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 			make_due(tr, t, t->whole.time);
 		return;
 	}
-	account(tr, t, before);
+	account(tr, t);
 	make_due(tr, t, time);
 }
 
@@ -362,7 +369,6 @@ void ltrack_requeue_times(struct aipu_ltrack *tr, struct aipu_lentry *e)
 static bool drain(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		  unsigned long *budget)
 {
-	unsigned long before = t->q.log.bytes;
 	bool done;
 
 	if (!t->draining) {
@@ -370,12 +376,12 @@ static bool drain(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		list_add_tail(&t->drain, &tr->drain);
 	}
 	done = flog_drop(&t->q, budget);
-	account(tr, t, before);
 	if (done) {
 		list_del_init(&t->drain);
 		t->draining = false;
 		flog_init(&t->q);
 	}
+	account(tr, t);
 	return done;
 }
 
@@ -483,14 +489,13 @@ static void leave_if_done(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 static void take_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		       unsigned long cutoff, struct aipu_lbatch *b)
 {
-	unsigned long before = t->q.log.bytes;
 	unsigned int i;
 
 	if (!t->draining)
 		b->n = flog_take(&t->q, cutoff, b->x, AIPU_LBATCH_MAX,
 				 b->max_pages ? b->max_pages :
 						AIPU_FLOG_TAKE_PAGES);
-	account(tr, t, before);
+	account(tr, t);
 	leave_if_done(tr, t, cutoff);
 	if (!b->n) {
 		b->again = !list_empty(&tr->due);
@@ -564,12 +569,14 @@ void ltrack_done_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	if (t->draining || t->whole.state != AIPU_L_IDLE) {
 		if (!t->draining)
 			flog_done(&t->q, index, nr, time, false);
+		account(tr, t);
 		if (still_dirty)
 			whole_cover(tr, t, time);
 		return;
 	}
 	if (flog_done(&t->q, index, nr, time, still_dirty))
 		whole_cover(tr, t, time);
+	account(tr, t);
 	if (flog_retried(&t->q) && list_empty(&t->retried))
 		list_add_tail(&t->retried, &tr->retried);
 }
@@ -657,6 +664,7 @@ bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget)
 		list_del_init(&t->retried);
 		if (!t->draining)
 			flog_end_pass(&t->q);
+		account(tr, t);
 		if (t->whole.state == AIPU_L_RETRY)
 			t->whole.state = AIPU_L_WAITING;
 		if (t->meta.state == AIPU_L_RETRY)

@@ -263,6 +263,26 @@ whole:
 	return 0;
 }
 
+/* The device's gauges are the sums over its files' queues, live or dying. */
+static int check_gauges(void)
+{
+	unsigned long bytes = 0, pages = 0;
+	const struct aipu_ltracker *t;
+	int f;
+
+	for (f = 0; f < NF; f++) {
+		t = dying[f] ? dying[f] : table[f];
+		if (!t)
+			continue;
+		bytes += t->q.log.bytes;
+		pages += t->q.log.pages + t->q.retry_pages;
+	}
+	CHECK(tr.st.bytes == bytes);
+	CHECK(tr.st.pages == pages);
+	CHECK((long)bytes == n_bytes);
+	return 0;
+}
+
 static int check_all(void)
 {
 	unsigned long time;
@@ -285,7 +305,7 @@ static int check_all(void)
 	/* Not idle: something to be written (timestamps are not "oldest"). */
 	CHECK(ltrack_idle(&tr) || ltrack_oldest(&tr, &time) ||
 	      !list_empty(&tr.retried) || !list_empty(&tr.times));
-	return 0;
+	return check_gauges();
 }
 
 static void dirty(int f, pgoff_t p, unsigned int k)
@@ -661,7 +681,7 @@ static int model(unsigned int seed, int fail_rate)
 			evict_step(f);
 	}
 	CHECK(!n_bytes && !n_chunks && !n_moved && !n_retries && !n_trackers);
-	CHECK(!tr.st.trackers && !tr.st.bytes);
+	CHECK(!tr.st.trackers && !tr.st.bytes && !tr.st.pages);
 	CHECK(tr.st.pages_staged && tr.st.pages_deferred);
 	CHECK(ltrack_idle(&tr));
 	printf("  model (allocations failing 1 in %d, 0: none): %llu pages dirtied, %llu taken, %llu retried, %llu fallbacks\n",
