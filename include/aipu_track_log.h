@@ -113,6 +113,7 @@ struct aipu_ltrack {
 	struct list_head times;		/* lazytime timestamps, oldest first */
 	struct list_head trackers;	/* every tracker of this device */
 	unsigned long stage_cutoff;	/* staged files: all before this */
+	unsigned long scan_cutoff;	/* phase 1's: due files stay till then */
 	struct aipu_lstats st;
 };
 

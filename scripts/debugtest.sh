@@ -77,7 +77,7 @@ tree=$(tail -n 1 "$klog")
 # KASAN: wild-memory-access in rcu_is_watching" at 5.6 s, before aipu was
 # loaded), and the first report turns lockdep off for the whole boot.
 vm_opts=(--kernel-tree "$tree" --disk nullblk --out "$out" --timeout "$tmo" --verbose --append no5lvl)
-[ "$failslab" -eq 0 ] || vm_opts+=(--append "slub_debug=A,aipu_run,aipu_tracker")
+[ "$failslab" -eq 0 ] || vm_opts+=(--append "slub_debug=A,aipu_seg64,aipu_seg512,aipu_seg4096,aipu_live_chunk,aipu_moved,aipu_retry,aipu_tracker")
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
 	for t in tests/vm/t_*.sh; do tests+=("$(basename "$t" .sh)"); done

@@ -11,8 +11,8 @@
 #                 [--append PARAM]... [--rodir DIR]... -- COMMAND...
 #
 # --append PARAM adds one parameter to the guest kernel's command line
-# (e.g. slub_debug=A,aipu_run,aipu_tracker: failslab may then fail aipu's
-# slab caches only; tests/vm/t_stress.sh).
+# (e.g. slub_debug=A,aipu_seg64,...,aipu_tracker, every cache of src/mem.c:
+# failslab may then fail aipu's slab caches only; tests/vm/t_stress.sh).
 #
 # --rodir DIR shows the host's DIR read-only at the same path in the guest
 # (virtme-ng mounts a tmpfs over /var/cache and a few other directories,

@@ -480,7 +480,7 @@ static unsigned long issue_pending(struct aipu_dev *d)
 	struct aipu_lbatch *b = d->batch;
 	struct aipu_lentry *e;
 	struct blk_plug plug;
-	bool aged, staged;
+	bool aged, staged, room;
 	long left;
 
 	blk_start_plug(&plug);
@@ -500,9 +500,11 @@ static unsigned long issue_pending(struct aipu_dev *d)
 				d->scan.cutoff;
 		flags = aipu_dev_lock(d);
 		staged = ltrack_next_staged(&d->tr);
-		e = take_room(d, taken, &b->max_pages) ?
-		    ltrack_take(&d->tr, cutoff, b) : NULL;
+		room = take_room(d, taken, &b->max_pages);
+		e = room ? ltrack_take(&d->tr, cutoff, b) : NULL;
 		aipu_dev_unlock(d, flags);
+		if (!room)
+			break;
 		if (e) {
 			written += issue_entry(d, e, aipu_policy_writes());
 		} else if (b->t) {

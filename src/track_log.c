@@ -410,6 +410,7 @@ bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
 			return false;
 		requeue(tr, t);
 	}
+	tr->scan_cutoff = cutoff;
 	before = *budget;
 	done = wheel_due(&tr->wheel, cutoff, &due, budget);
 	tr->st.entries_scanned += before - *budget;
@@ -473,12 +474,24 @@ static bool file_due(const struct aipu_ltracker *t, unsigned long cutoff)
 		time_before(time, cutoff));
 }
 
-/* @t leaves the due list once nothing of it is due. */
+/*
+ * @t leaves the due list once nothing of it is due at @cutoff, the take's,
+ * or at phase 1's if that is later: a paced pass found it due within the
+ * period, and the flusher takes the rest as it comes due, waiting for the
+ * file's next time (kept here, for ltrack_next_time()).
+ */
 static void leave_if_done(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 			  unsigned long cutoff)
 {
-	if (file_due(t, cutoff))
+	unsigned long time;
+
+	if (!t->staged && time_after(tr->scan_cutoff, cutoff))
+		cutoff = tr->scan_cutoff;
+	if (file_due(t, cutoff)) {
+		if (file_time(t, &time) && time_after(time, t->node.time))
+			t->node.time = time;
 		return;
+	}
 	list_del_init(&t->node.link);
 	t->where = AIPU_L_NOWHERE;
 	t->staged = false;

@@ -192,8 +192,8 @@ unload_aipu() {
 # and FILE.slab.
 snap_aipu() {
 	cp /sys/kernel/aipu/stat "$1.stat"
-	grep -E '^aipu_(run|tracker) ' /proc/slabinfo >"$1.slab" || true
-	for c in aipu_run aipu_tracker; do
+	grep -E '^aipu_(seg64|seg512|seg4096|live_chunk|moved|retry|tracker) ' /proc/slabinfo >"$1.slab" || true
+	for c in aipu_seg64 aipu_seg512 aipu_seg4096 aipu_live_chunk aipu_moved aipu_retry aipu_tracker; do
 		if [ -d "/sys/kernel/slab/$c" ]; then
 			echo "# $c object_size $(cat "/sys/kernel/slab/$c/object_size") slab_size $(cat "/sys/kernel/slab/$c/slab_size") objects $(cut -d' ' -f1 "/sys/kernel/slab/$c/objects")" >>"$1.slab"
 		fi

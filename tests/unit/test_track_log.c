@@ -416,7 +416,7 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 	static struct aipu_lbatch b;
 	bool staged[NF] = { false }, due[NF] = { false };
 	bool stopped = false, staging = stage;
-	unsigned long issued = 0;
+	unsigned long issued = 0, tc, next;
 	struct aipu_ltracker *t;
 	struct aipu_lentry *e;
 	unsigned int budget, i, n;
@@ -442,13 +442,21 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 	memset(fresh, 0, sizeof(fresh));
 	memset(meta_declined, 0, sizeof(meta_declined));
 	memset(whole_declined, 0, sizeof(whole_declined));
+	/*
+	 * Paced (pace=1): phase 2 takes each file as it comes due, with a
+	 * cutoff behind phase 1's, waiting (the cutoff moving on) for the
+	 * first due file's next time, as the flusher's due_left() does.
+	 */
+	tc = rand() % 3 ? cutoff : cutoff - rand() % 8;
 	for (;;) {
 		if (limit && issued >= limit) {
 			stopped = true;
 			break;
 		}
+		if (ltrack_next_time(&tr, &next) && time_before(tc, next + 1))
+			tc = time_before(next + 1, cutoff) ? next + 1 : cutoff;
 		b.max_pages = limit ? limit - issued : 0;
-		e = ltrack_take(&tr, cutoff, &b);
+		e = ltrack_take(&tr, tc, &b);
 		if (e) {
 			f = (const char *)e->t->key - keys;
 			issued++;

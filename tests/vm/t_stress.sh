@@ -40,7 +40,8 @@
 # those, for the whole run: the probes' GFP_NOWAIT ones and the flusher's
 # refills of the reserve alike. It needs a kernel with CONFIG_FAILSLAB and
 # fault-injection debugfs (scripts/debug-kernel.sh) booted with
-# `scripts/vm.sh --append slub_debug=A,aipu_run,aipu_tracker`, which marks
+# `scripts/vm.sh --append slub_debug=A,<aipu's caches>` (FSL_CACHES below,
+# joined by commas; scripts/debugtest.sh --failslab does it), which marks
 # those caches for failslab's cache filter. Every check above must still
 # pass (the drain in 1. is the coarse bound of an untracked page: Linux's
 # writeback, here 3 s + 1 s), and in addition failslab must have failed
@@ -155,7 +156,7 @@ echo 300 >"$EXP"
 # ------------------------------------------------ failslab (optional)
 FSL=/sys/kernel/debug/failslab
 FSL_TIMES=1000000000 # counts down with every failure injected
-FSL_CACHES="aipu_run aipu_tracker"
+FSL_CACHES="aipu_seg64 aipu_seg512 aipu_seg4096 aipu_live_chunk aipu_moved aipu_retry aipu_tracker"
 failslab_start() {
 	local k
 	debugfs_mount
@@ -488,14 +489,14 @@ dmesg_clean "after the checks"
 # in /sys/kernel/slab while it is loaded and gone once rmmod destroyed them
 # (with objects left, that is a BUG line in the log). A cache merged into
 # another (booted without slab_nomerge) leaves a symlink behind: not judged.
-SLABS="aipu_run aipu_tracker"
+SLABS="aipu_seg64 aipu_seg512 aipu_seg4096 aipu_live_chunk aipu_moved aipu_retry aipu_tracker"
 slabs_present() {
 	local c out=""
 	for c in $SLABS; do [ -e "/sys/kernel/slab/$c" ] && out+="$c "; done
 	echo "${out% }"
 }
 slabs_own=0
-if [ -d /sys/kernel/slab/aipu_run ] && [ ! -L /sys/kernel/slab/aipu_run ]; then
+if [ -d /sys/kernel/slab/aipu_tracker ] && [ ! -L /sys/kernel/slab/aipu_tracker ]; then
 	slabs_own=1
 	assert_eq "$SLABS" "$(slabs_present)" "aipu's own slab caches exist while it is loaded"
 else
