@@ -75,6 +75,7 @@ struct aipu_ltracker {
 	struct aipu_lentry whole, meta, times;
 	unsigned int users;		/* batches and entries being written */
 	unsigned long out_time;		/* oldest page of batches out */
+	unsigned long out_pages;	/* pages of batches out */
 	unsigned long declined;		/* redirtied while a batch was out */
 	unsigned long counted_bytes;	/* of @q, in the device's gauges */
 	unsigned long counted_pages;
@@ -96,7 +97,7 @@ struct aipu_lstats {
 	u64 fallbacks;		/* a file bounded as a whole instead */
 	u64 trackers;		/* gauge */
 	u64 bytes;		/* gauge: queue memory of the files */
-	u64 pages;		/* gauge: pages in the files' queues */
+	u64 pages;		/* gauge: pages queued or out in batches */
 };
 
 /* Slots of the wheel: span max_age and a few periods (the caller's width). */
@@ -114,6 +115,8 @@ struct aipu_ltrack {
 	struct list_head trackers;	/* every tracker of this device */
 	unsigned long stage_cutoff;	/* staged files: all before this */
 	unsigned long scan_cutoff;	/* phase 1's: due files stay till then */
+	unsigned long out_pages;	/* pages of batches out, any file */
+	unsigned long out_time;		/* the oldest of them, if any */
 	struct aipu_lstats st;
 };
 

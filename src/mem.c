@@ -198,7 +198,11 @@ u64 aipu_mem_bytes(void)
 	return bytes;
 }
 
-/* Objects handed out: what the shrinker can give back, roughly. */
+/*
+ * Queue objects handed out: what the shrinker can give back.  Summed, not
+ * read: a file's queue is a few objects (a 4-KiB segment holds 500 pages),
+ * fewer than the per-CPU counters' batch, so a plain read would say none.
+ */
 u64 aipu_mem_objects(void)
 {
 	u64 n = 0;
@@ -206,7 +210,7 @@ u64 aipu_mem_objects(void)
 
 	for (i = 0; i < NR_RESERVES; i++)
 		if (i != TRACKER)
-			n += percpu_counter_read_positive(&reserves[i].live);
+			n += percpu_counter_sum_positive(&reserves[i].live);
 	return n;
 }
 

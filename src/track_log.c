@@ -151,7 +151,7 @@ static void make_due(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  */
 static void account(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 {
-	unsigned long pages = t->q.log.pages + t->q.retry_pages;
+	unsigned long pages = t->q.log.pages + t->q.retry_pages + t->out_pages;
 
 	tr->st.bytes += t->q.log.bytes - t->counted_bytes;
 	tr->st.pages += pages - t->counted_pages;
@@ -502,6 +502,7 @@ static void leave_if_done(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 static void take_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		       unsigned long cutoff, struct aipu_lbatch *b)
 {
+	unsigned long out = 0;
 	unsigned int i;
 
 	if (!t->draining)
@@ -515,9 +516,15 @@ static void take_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		return;
 	}
 	for (i = 0; i < b->n; i++)
-		tr->st.pages_taken += b->x[i].nr;
+		out += b->x[i].nr;
+	tr->st.pages_taken += out;
 	if (!t->users || time_before(b->x[0].time, t->out_time))
 		t->out_time = b->x[0].time;
+	if (!tr->out_pages || time_before(b->x[0].time, tr->out_time))
+		tr->out_time = b->x[0].time;
+	t->out_pages += out;
+	tr->out_pages += out;
+	account(tr, t);
 	if (!t->users)
 		t->declined = 0;
 	t->users++;
@@ -575,8 +582,14 @@ void ltrack_done_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		       pgoff_t index, unsigned long nr, unsigned long time,
 		       bool still_dirty)
 {
-	if (t->dead)
+	unsigned long back = min(nr, t->out_pages);
+
+	t->out_pages -= back;
+	tr->out_pages -= min(back, tr->out_pages);
+	if (t->dead) {
+		account(tr, t);
 		return;
+	}
 	if (still_dirty)
 		tr->st.pages_retried += nr;
 	if (t->draining || t->whole.state != AIPU_L_IDLE) {
@@ -639,6 +652,15 @@ void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 {
 	if (--t->users)
 		return;
+	/*
+	 * No batch is out.  A page an imprecise live set let a batch take
+	 * twice was handed back once: what the count still holds is that.
+	 */
+	if (t->out_pages) {
+		tr->out_pages -= min(t->out_pages, tr->out_pages);
+		t->out_pages = 0;
+		account(tr, t);
+	}
 	if (!t->dead && !finished(t))
 		return;
 	tracker_unhash(tr, t);
@@ -693,7 +715,8 @@ bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget)
 /*
  * The first-dirty time of the oldest thing queued, to a wheel slot's width,
  * false if none: the first due file (the due list is in slot order), the
- * first AIPU_OLDEST_LATE files put back at old times, and the start of the
+ * batch the flusher is writing, the first AIPU_OLDEST_LATE files put back
+ * at old times, and the start of the
  * wheel's first non-empty slot from its clock.  A hold of at most the
  * wheel's slots, whatever the files: for `stat`, not for a bound (the
  * shrinker and the park use the file's own times).
@@ -711,6 +734,8 @@ bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time)
 
 	if (t)
 		older(t->node.time, time, &found);
+	if (tr->out_pages)
+		older(tr->out_time, time, &found);
 	list_for_each_entry(n, &wh->late, link) {
 		if (late++ == AIPU_OLDEST_LATE)
 			break;

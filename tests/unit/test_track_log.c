@@ -266,7 +266,7 @@ whole:
 /* The device's gauges are the sums over its files' queues, live or dying. */
 static int check_gauges(void)
 {
-	unsigned long bytes = 0, pages = 0;
+	unsigned long bytes = 0, pages = 0, out = 0;
 	const struct aipu_ltracker *t;
 	int f;
 
@@ -275,8 +275,10 @@ static int check_gauges(void)
 		if (!t)
 			continue;
 		bytes += t->q.log.bytes;
-		pages += t->q.log.pages + t->q.retry_pages;
+		pages += t->q.log.pages + t->q.retry_pages + t->out_pages;
+		out += t->out_pages;
 	}
+	CHECK(tr.out_pages == out);
 	CHECK(tr.st.bytes == bytes);
 	CHECK(tr.st.pages == pages);
 	CHECK((long)bytes == n_bytes);
