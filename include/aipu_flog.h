@@ -5,11 +5,10 @@
  * (src/live.c), and the retries, pages the flusher found still dirty after
  * writing them, queued again at their old time.
  *
- * Work in progress on the "log" branch: pure logic, tested in user space
- * (tests/unit/test_flog.c), not yet used by the module.  It is the per-file
- * half of track.c's replacement; the device's half (the wheel of files,
- * phase 1's budget, the whole-file, metadata and lazytime entries) is not
- * written yet.
+ * Pure logic, tested in user space (tests/unit/test_flog.c): the per-file
+ * half of a device's queue; the device's half (the wheel of files, phase
+ * 1's budget, the whole-file, metadata and lazytime entries) is
+ * src/track_log.c.
  *
  * The promise kept, whatever fails: every dirty page has a queued entry that
  * is not stale and carries its first-dirty time or an earlier one (written

@@ -2,8 +2,8 @@
 /*
  * Which pages of a file have a live entry in its log (docs/design.md §4).
  *
- * Work in progress on the "log" branch, beside src/log.c: pure logic,
- * tested in user space (tests/unit/test_live.c), not yet used by the module.
+ * Beside src/log.c: pure logic, tested in user space
+ * (tests/unit/test_live.c).
  *
  * The log only appends, so a page cleaned by someone else (fsync, reclaim,
  * Linux's own writeback) and dirtied again gets a second entry while the

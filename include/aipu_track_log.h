@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A device's queue built from logs (docs/design.md, section 4): the
- * device's half of track.c's replacement, on the "log" branch.  Pure logic,
- * tested in user space (tests/unit/test_track_log.c); not used by the
- * module yet.
+ * device's half of track.c's replacement.  Pure logic, tested in user
+ * space (tests/unit/test_track_log.c); the kernel glue is src/flusher.c,
+ * src/hook.c and the files they call.
  *
  * Each tracked file (struct aipu_ltracker) queues its pages in a struct
  * aipu_flog (src/flog.c: 8 B a randomly dirtied page, nothing per page

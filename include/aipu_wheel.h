@@ -2,8 +2,8 @@
 /*
  * The wheel (FreeBSD's syncer, sys/kern/vfs_subr.c): a device's files with
  * queued pages, each in the slot of its oldest queued page's first-dirty
- * time, @nslots slots of @width jiffies each.  Work in progress on the "log"
- * branch, beside src/log.c (docs/design.md, section 4).
+ * time, @nslots slots of @width jiffies each.  Part of a device's queue
+ * (src/track_log.c; docs/design.md, section 4).
  *
  * Phase 1 visits the slots up to the cutoff and hands over the files with
  * due pages; each rejoins the wheel at its next page's slot once the flusher

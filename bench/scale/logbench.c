@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The append-only log (src/log.c, branch "log") timed on the host's CPU, as
- * scale.c times src/track.c: what a page costs to record and to take, and the
- * bytes a page, for the patterns that decide the design (docs/design.md §4).
+ * The append-only log (src/log.c) and the queue built on it, timed on the
+ * host's CPU as scale.c times the former src/track.c: what a page costs to
+ * record and to take, and the bytes a page, for the patterns that decide the
+ * design (docs/design.md §4).
  *
  *   logbench [--max-pages N]
  *
