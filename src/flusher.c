@@ -27,6 +27,7 @@
 #include <linux/pid.h>
 #include <linux/pagemap.h>
 #include <linux/rcupdate.h>
+#include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/workqueue.h>
 #include <linux/writeback.h>
@@ -302,7 +303,13 @@ static unsigned long issue_batch(struct aipu_dev *d, struct aipu_lbatch *b,
 
 	switch (aipu_pin(t, &p, AIPU_PIN_SYNC)) {
 	case AIPU_PIN_OK:
-		for (i = 0; i < n && !kthread_should_stop(); i++)
+		/*
+		 * A batch holds s_umount shared: an umount or remount waiting
+		 * for it (a slow device can take minutes for a batch) ends the
+		 * batch, and the next pass finds the file unmounting.
+		 */
+		for (i = 0; i < n && !kthread_should_stop() &&
+		     !rwsem_is_contended(&p.sb->s_umount); i++)
 			issue_extent(&h, m, &b->x[i], write, taken, &o);
 		/* Stopped: what is left is not written, so still dirty. */
 		for (; i < n; i++) {
