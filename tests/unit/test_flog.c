@@ -22,95 +22,7 @@
 #include <linux/jiffies.h>
 
 #include "aipu_flog.h"
-
-static int passed, failed;
-static const char *cur;
-static long live_bytes, live_chunks, live_moved, live_retries;
-static int fail_every;
-
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			printf("  %s: %s:%d: %s\n", cur, __FILE__, __LINE__, \
-			       #cond);                                     \
-			return 1;                                          \
-		}                                                          \
-	} while (0)
-
-/* AIPU_SEED (environment, a number) runs the model from another seed. */
-static unsigned int seed(unsigned int dflt)
-{
-	const char *s = getenv("AIPU_SEED");
-
-	return s ? (unsigned int)strtoul(s, NULL, 0) * 7919 + dflt : dflt;
-}
-
-
-static bool fail(void)
-{
-	return fail_every && rand() % fail_every == 0;
-}
-
-struct aipu_seg *aipu_seg_alloc(unsigned int bytes)
-{
-	if (fail())
-		return NULL;
-	live_bytes += bytes;
-	return calloc(1, bytes);
-}
-
-void aipu_seg_free(struct aipu_seg *s, unsigned int bytes)
-{
-	live_bytes -= bytes;
-	free(s);
-}
-
-struct aipu_live_chunk *aipu_live_chunk_alloc(void)
-{
-	if (fail())
-		return NULL;
-	live_chunks++;
-	return malloc(sizeof(struct aipu_live_chunk));
-}
-
-void aipu_live_chunk_free(struct aipu_live_chunk *c)
-{
-	live_chunks--;
-	free(c);
-}
-
-struct aipu_moved *aipu_moved_alloc(void)
-{
-	if (fail())
-		return NULL;
-	live_moved++;
-	return malloc(sizeof(struct aipu_moved));
-}
-
-void aipu_moved_free(struct aipu_moved *m)
-{
-	live_moved--;
-	free(m);
-}
-
-struct aipu_retry *aipu_retry_alloc(void)
-{
-	if (fail())
-		return NULL;
-	live_retries++;
-	return malloc(sizeof(struct aipu_retry));
-}
-
-void aipu_retry_free(struct aipu_retry *r)
-{
-	live_retries--;
-	free(r);
-}
-
-static bool no_memory_held(void)
-{
-	return !live_bytes && !live_chunks && !live_moved && !live_retries;
-}
+#include "unit.h"
 
 #define T0 ((unsigned long)-3000)	/* 3000 jiffies before the wrap */
 
@@ -172,7 +84,7 @@ static int test_take_and_retry(void)
 	CHECK(!flog_done(&f, 100, 1, T0 + 1, false));
 	CHECK(flog_empty(&f) && f.live.pages == 0);
 	flog_drop(&f, &(unsigned long){ ~0UL });
-	CHECK(no_memory_held());
+	CHECK(unit_no_memory_held());
 	return 0;
 }
 
@@ -195,7 +107,7 @@ static int test_stale(void)
 	CHECK(!flog_done(&f, 2, 1, T0 + 50, false));
 	CHECK(flog_empty(&f) && f.live.pages == 0 && !f.live.nr_moved);
 	flog_drop(&f, &(unsigned long){ ~0UL });
-	CHECK(no_memory_held());
+	CHECK(unit_no_memory_held());
 	return 0;
 }
 
@@ -223,7 +135,7 @@ static int test_same_jiffy(void)
 	CHECK(flog_dirty(&f, 7, 1, T0 + 5) == 1);
 	CHECK(take_all(&f, T0 + 3, x) == 0);	/* nothing due: no ghost */
 	flog_drop(&f, &(unsigned long){ ~0UL });
-	CHECK(no_memory_held());
+	CHECK(unit_no_memory_held());
 	return 0;
 }
 
@@ -245,7 +157,7 @@ static int test_stale_run(void)
 	CHECK(TAKE(&f, T0 + 10, x, AIPU_FLOG_TAKE_MIN) == 0);
 	CHECK(oldest(&f) == T0 + 50);
 	flog_drop(&f, &(unsigned long){ ~0UL });
-	CHECK(no_memory_held());
+	CHECK(unit_no_memory_held());
 	return 0;
 }
 
@@ -274,7 +186,7 @@ static int test_take_room(void)
 	CHECK(TAKE(&f, T0 + 2, x, len / 2) == len / 2);
 	CHECK(x[0].index == 1000 && x[0].time == T0 + 1);
 	flog_drop(&f, &(unsigned long){ ~0UL });
-	CHECK(no_memory_held());
+	CHECK(unit_no_memory_held());
 	return 0;
 }
 
@@ -300,20 +212,6 @@ static bool whole[PAGES];		/* bounded by the whole-file entry */
 static bool early_ok[PAGES];		/* an older entry may stay live */
 static bool retried[PAGES];		/* declined when due: requeued early */
 
-static bool moved_stale(struct aipu_live *l, pgoff_t p, unsigned long time)
-{
-	struct rb_node *n = l->moved.rb_node;
-
-	while (n) {
-		struct aipu_moved *m = rb_entry(n, struct aipu_moved, node);
-
-		if (p == m->index)
-			return m->time != time;
-		n = p < m->index ? n->rb_left : n->rb_right;
-	}
-	return false;
-}
-
 static unsigned int good[PAGES];
 
 static void count_good(struct aipu_flog *f, const struct aipu_extent *x)
@@ -321,7 +219,7 @@ static void count_good(struct aipu_flog *f, const struct aipu_extent *x)
 	pgoff_t p;
 
 	for (p = x->index; p < x->index + x->nr; p++)
-		if (first[p] >= 0 && !moved_stale(&f->live, p, x->time) &&
+		if (first[p] >= 0 && !unit_moved_stale(&f->live, p, x->time) &&
 		    !time_after(x->time, T0 + first[p]))
 			good[p]++;
 }
@@ -425,11 +323,11 @@ static int test_model(void)
 	struct aipu_flog f;
 	unsigned int i;
 
-	srand(seed(7));
+	srand(unit_seed(7));
 	flog_init(&f);
 	for (i = 0; i < PAGES; i++)
 		first[i] = -1;
-	fail_every = 60;
+	unit_fail_every = 60;
 	for (step = 0; step < 60000; step++) {
 		unsigned int r = rand() % 100;
 		pgoff_t p = rand() % PAGES;
@@ -451,25 +349,13 @@ static int test_model(void)
 		if (step % 97 == 0 && check(&f))
 			return 1;
 	}
-	fail_every = 0;
+	unit_fail_every = 0;
 	if (check(&f))
 		return 1;
 	flog_drop(&f, &(unsigned long){ ~0UL });
-	CHECK(no_memory_held());
+	CHECK(unit_no_memory_held());
 	return 0;
 }
-
-#define RUN(fn)                                                        \
-	do {                                                           \
-		cur = #fn;                                             \
-		if (fn()) {                                            \
-			failed++;                                      \
-			printf("FAIL %s\n", #fn);                      \
-		} else {                                               \
-			passed++;                                      \
-			printf("ok   %s\n", #fn);                      \
-		}                                                      \
-	} while (0)
 
 int main(void)
 {
@@ -480,6 +366,5 @@ int main(void)
 	RUN(test_take_room);
 	RUN(test_merge);
 	RUN(test_model);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return unit_done();
 }

@@ -19,57 +19,7 @@
 #include <string.h>
 
 #include "aipu_live.h"
-
-static int passed, failed;
-static const char *cur;
-static long live_chunks, live_moved;
-static int fail_every;
-
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			printf("  %s: %s:%d: %s\n", cur, __FILE__, __LINE__, \
-			       #cond);                                     \
-			return 1;                                          \
-		}                                                          \
-	} while (0)
-
-/* AIPU_SEED (environment, a number) runs the model from another seed. */
-static unsigned int seed(unsigned int dflt)
-{
-	const char *s = getenv("AIPU_SEED");
-
-	return s ? (unsigned int)strtoul(s, NULL, 0) * 7919 + dflt : dflt;
-}
-
-
-struct aipu_live_chunk *aipu_live_chunk_alloc(void)
-{
-	if (fail_every && rand() % fail_every == 0)
-		return NULL;
-	live_chunks++;
-	return malloc(sizeof(struct aipu_live_chunk));
-}
-
-void aipu_live_chunk_free(struct aipu_live_chunk *c)
-{
-	live_chunks--;
-	free(c);
-}
-
-struct aipu_moved *aipu_moved_alloc(void)
-{
-	if (fail_every && rand() % fail_every == 0)
-		return NULL;
-	live_moved++;
-	return malloc(sizeof(struct aipu_moved));
-}
-
-void aipu_moved_free(struct aipu_moved *m)
-{
-	live_moved--;
-	free(m);
-}
+#include "unit.h"
 
 static int test_directed(void)
 {
@@ -103,7 +53,7 @@ static int test_directed(void)
 	CHECK(live_dirty(&l, 511, 1) == AIPU_LIVE_NEW && l.nr_chunks == 1);
 	CHECK(live_dirty(&l, 512, 1) == AIPU_LIVE_NEW && l.nr_chunks == 2);
 	live_drop(&l, &(unsigned long){ ~0UL });
-	CHECK(l.nr_chunks == 0 && live_chunks == 0 && live_moved == 0);
+	CHECK(l.nr_chunks == 0 && unit_mem.chunks == 0 && unit_mem.moved == 0);
 	return 0;
 }
 
@@ -120,21 +70,6 @@ static unsigned int qh, qt;
 static long first[PAGES];		/* first-dirty time, -1 if clean */
 static bool whole[PAGES];		/* bounded by the whole-file run */
 
-/* live_take()'s answer, without taking. */
-static bool stale(struct aipu_live *l, unsigned int p, unsigned long time)
-{
-	struct rb_node *n = l->moved.rb_node;
-
-	while (n) {
-		struct aipu_moved *m = rb_entry(n, struct aipu_moved, node);
-
-		if (p == m->index)
-			return m->time != time;
-		n = p < m->index ? n->rb_left : n->rb_right;
-	}
-	return false;
-}
-
 /* Every dirty page has one non-stale queued entry, no later than its time. */
 static int check(struct aipu_live *l)
 {
@@ -145,7 +80,7 @@ static int check(struct aipu_live *l)
 	memset(nq, 0, sizeof(nq));
 	for (i = qh; i < qt; i++) {
 		nq[q[i].page]++;
-		if (!stale(l, q[i].page, q[i].time) &&
+		if (!unit_moved_stale(l, q[i].page, q[i].time) &&
 		    first[q[i].page] >= 0 &&
 		    (long)q[i].time <= first[q[i].page])
 			nlive[q[i].page]++;
@@ -182,11 +117,11 @@ static int test_model(void)
 	struct aipu_live l;
 	unsigned int i;
 
-	srand(seed(11));
+	srand(unit_seed(11));
 	live_init(&l);
 	for (i = 0; i < PAGES; i++)
 		first[i] = -1;
-	fail_every = 50;
+	unit_fail_every = 50;
 	for (step = 0; step < 200000 && qt < MAXQ - 10; step++) {
 		unsigned int r = rand() % 100, p = rand() % PAGES;
 
@@ -219,11 +154,11 @@ static int test_model(void)
 		if (step % 101 == 0 && check(&l))
 			return 1;
 	}
-	fail_every = 0;
+	unit_fail_every = 0;
 	if (check(&l))
 		return 1;
 	live_drop(&l, &(unsigned long){ ~0UL });
-	CHECK(live_chunks == 0 && live_moved == 0);
+	CHECK(unit_mem.chunks == 0 && unit_mem.moved == 0);
 	return 0;
 }
 
@@ -262,27 +197,14 @@ static int test_range(void)
 		live_drop(&a, &(unsigned long){ ~0UL });
 		live_drop(&b, &(unsigned long){ ~0UL });
 	}
-	CHECK(live_chunks == 0 && live_moved == 0);
+	CHECK(unit_mem.chunks == 0 && unit_mem.moved == 0);
 	return 0;
 }
-
-#define RUN(fn)                                                        \
-	do {                                                           \
-		cur = #fn;                                             \
-		if (fn()) {                                            \
-			failed++;                                      \
-			printf("FAIL %s\n", #fn);                      \
-		} else {                                               \
-			passed++;                                      \
-			printf("ok   %s\n", #fn);                      \
-		}                                                      \
-	} while (0)
 
 int main(void)
 {
 	RUN(test_directed);
 	RUN(test_model);
 	RUN(test_range);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return unit_done();
 }

@@ -19,46 +19,7 @@
 
 #include "aipu_log.h"
 #include "aipu_wheel.h"
-
-static int passed, failed;
-static const char *cur;
-
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			printf("  %s: %s:%d: %s\n", cur, __FILE__, __LINE__, \
-			       #cond);                                     \
-			return 1;                                          \
-		}                                                          \
-	} while (0)
-
-/* AIPU_SEED (environment, a number) runs the model from another seed. */
-static unsigned int seed(unsigned int dflt)
-{
-	const char *s = getenv("AIPU_SEED");
-
-	return s ? (unsigned int)strtoul(s, NULL, 0) * 7919 + dflt : dflt;
-}
-
-
-static long live_bytes;
-static int fail_segs;		/* fail the next N segment allocations */
-
-struct aipu_seg *aipu_seg_alloc(unsigned int bytes)
-{
-	if (fail_segs > 0) {
-		fail_segs--;
-		return NULL;
-	}
-	live_bytes += bytes;
-	return calloc(1, bytes);
-}
-
-void aipu_seg_free(struct aipu_seg *s, unsigned int bytes)
-{
-	live_bytes -= bytes;
-	free(s);
-}
+#include "unit.h"
 
 #define T0 ((unsigned long)-3000)	/* 3000 jiffies before the wrap */
 
@@ -84,11 +45,11 @@ static int test_extend_and_chunks(void)
 	CHECK(log_oldest(&l) == T0 + 1);
 	/* The taken prefix is never extended. */
 	CHECK(log_take(&l, T0 + 2, x, 8) == 1);
-	CHECK(log_empty(&l) && l.bytes == 0 && live_bytes == 0);
+	CHECK(log_empty(&l) && l.bytes == 0 && unit_mem.bytes == 0);
 	CHECK(!log_append(&l, 613, 1, T0 + 1));
 	CHECK(l.pages == 1 && l.tail->n == 1);
 	log_drop(&l, &(unsigned long){ ~0UL });
-	CHECK(live_bytes == 0);
+	CHECK(unit_mem.bytes == 0);
 	return 0;
 }
 
@@ -112,7 +73,7 @@ static int test_segments_grow_and_close(void)
 	CHECK(log_take(&l, T0 + AIPU_LOG_DT_MAX + 1, x, 1) == 1);
 	CHECK(x[0].index == 0 && x[0].time == T0);
 	log_drop(&l, &(unsigned long){ ~0UL });
-	CHECK(l.bytes == 0 && live_bytes == 0 && log_empty(&l));
+	CHECK(l.bytes == 0 && unit_mem.bytes == 0 && log_empty(&l));
 	return 0;
 }
 
@@ -126,17 +87,17 @@ static int test_failures(void)
 	CHECK(log_empty(&l));
 	CHECK(!log_append(&l, AIPU_LOG_INDEX_MAX, 1, T0));
 	log_drop(&l, &(unsigned long){ ~0UL });
-	fail_segs = 1;
+	unit_fail_next = 1;
 	CHECK(log_append(&l, 0, 300, T0) == -ENOMEM);
 	CHECK(log_empty(&l) && l.pages == 0);
 	CHECK(!log_append(&l, 0, 4 * 256, T0));	/* fills the 64-B one */
 	CHECK(l.head == l.tail && l.tail->n == l.tail->cap);
-	fail_segs = 1;
+	unit_fail_next = 1;
 	CHECK(log_append(&l, 5000, 1, T0) == -ENOMEM);
 	CHECK(l.pages == 4 * 256);
-	CHECK(!fail_segs);
+	CHECK(!unit_fail_next);
 	log_drop(&l, &(unsigned long){ ~0UL });
-	CHECK(live_bytes == 0);
+	CHECK(unit_mem.bytes == 0);
 	return 0;
 }
 
@@ -207,7 +168,7 @@ static int test_model(void)
 
 	mod = calloc(NLOGS, sizeof(*mod));
 	CHECK(mod);
-	srand(seed(7));
+	srand(unit_seed(7));
 	for (i = 0; i < NLOGS; i++)
 		log_init(&logs[i]);
 	wheel_init(&w, slots, 64, width, now);
@@ -264,24 +225,12 @@ static int test_model(void)
 	}
 	for (i = 0; i < NLOGS; i++)
 		log_drop(&logs[i], &(unsigned long){ ~0UL });
-	CHECK(live_bytes == 0);
+	CHECK(unit_mem.bytes == 0);
 	printf("  model: %lu pages tracked at the last count, clock %lu\n",
 	       pages, now);
 	free(mod);
 	return 0;
 }
-
-#define RUN(fn)                                                        \
-	do {                                                           \
-		cur = #fn;                                             \
-		if (fn()) {                                            \
-			failed++;                                      \
-			printf("FAIL %s\n", #fn);                      \
-		} else {                                               \
-			passed++;                                      \
-			printf("ok   %s\n", #fn);                      \
-		}                                                      \
-	} while (0)
 
 int main(void)
 {
@@ -289,6 +238,5 @@ int main(void)
 	RUN(test_segments_grow_and_close);
 	RUN(test_failures);
 	RUN(test_model);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return unit_done();
 }

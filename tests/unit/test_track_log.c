@@ -27,81 +27,7 @@
 #include <linux/jiffies.h>
 
 #include "aipu_track_log.h"
-
-static int passed, failed;
-static const char *cur;
-static long n_bytes, n_chunks, n_moved, n_retries, n_trackers;
-static int fail_every;
-
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			printf("  %s: %s:%d: %s\n", cur, __FILE__, __LINE__, \
-			       #cond);                                     \
-			return 1;                                          \
-		}                                                          \
-	} while (0)
-
-static bool fail(void)
-{
-	return fail_every && rand() % fail_every == 0;
-}
-
-struct aipu_seg *aipu_seg_alloc(unsigned int bytes)
-{
-	if (fail())
-		return NULL;
-	n_bytes += bytes;
-	return calloc(1, bytes);
-}
-
-void aipu_seg_free(struct aipu_seg *s, unsigned int bytes)
-{
-	n_bytes -= bytes;
-	free(s);
-}
-
-struct aipu_live_chunk *aipu_live_chunk_alloc(void)
-{
-	if (fail())
-		return NULL;
-	n_chunks++;
-	return malloc(sizeof(struct aipu_live_chunk));
-}
-
-void aipu_live_chunk_free(struct aipu_live_chunk *c)
-{
-	n_chunks--;
-	free(c);
-}
-
-struct aipu_moved *aipu_moved_alloc(void)
-{
-	if (fail())
-		return NULL;
-	n_moved++;
-	return malloc(sizeof(struct aipu_moved));
-}
-
-void aipu_moved_free(struct aipu_moved *m)
-{
-	n_moved--;
-	free(m);
-}
-
-struct aipu_retry *aipu_retry_alloc(void)
-{
-	if (fail())
-		return NULL;
-	n_retries++;
-	return malloc(sizeof(struct aipu_retry));
-}
-
-void aipu_retry_free(struct aipu_retry *r)
-{
-	n_retries--;
-	free(r);
-}
+#include "unit.h"
 
 #define NF 8
 #define PAGES 600
@@ -111,15 +37,15 @@ static struct aipu_ltracker *table[NF];
 
 struct aipu_ltracker *aipu_ltracker_alloc(void)
 {
-	if (fail())
+	if (unit_fail())
 		return NULL;
-	n_trackers++;
+	unit_mem.trackers++;
 	return malloc(sizeof(struct aipu_ltracker));
 }
 
 void aipu_ltracker_free(struct aipu_ltracker *t)
 {
-	n_trackers--;
+	unit_mem.trackers--;
 	memset(t, 0x5a, sizeof(*t));	/* a use after free shows */
 	free(t);
 }
@@ -170,26 +96,12 @@ static bool whole_declined[NF];		/* so for the whole-file entry */
 /* Pages of @f with a live queued entry no later than their time. */
 static unsigned int good[PAGES];
 
-static bool stale(struct aipu_live *l, pgoff_t p, unsigned long time)
-{
-	struct rb_node *n = l->moved.rb_node;
-
-	while (n) {
-		struct aipu_moved *m = rb_entry(n, struct aipu_moved, node);
-
-		if (p == m->index)
-			return m->time != time;
-		n = p < m->index ? n->rb_left : n->rb_right;
-	}
-	return false;
-}
-
 static void count(struct aipu_ltracker *t, int f, const struct aipu_extent *x)
 {
 	pgoff_t p;
 
 	for (p = x->index; p < x->index + x->nr && p < PAGES; p++)
-		if (first[f][p] >= 0 && !stale(&t->q.live, p, x->time) &&
+		if (first[f][p] >= 0 && !unit_moved_stale(&t->q.live, p, x->time) &&
 		    !time_after(x->time, T0 + first[f][p]))
 			good[p]++;
 }
@@ -281,7 +193,7 @@ static int check_gauges(void)
 	CHECK(tr.out_pages == out);
 	CHECK(tr.st.bytes == bytes);
 	CHECK(tr.st.pages == pages);
-	CHECK((long)bytes == n_bytes);
+	CHECK((long)bytes == unit_mem.bytes);
 	return 0;
 }
 
@@ -612,7 +524,7 @@ static int model(unsigned int seed, int fail_rate)
 	ltrack_init(&tr, 4, now);
 	for (f = 0; f < NF; f++)
 		clean_file(f);
-	fail_every = fail_rate;
+	unit_fail_every = fail_rate;
 	for (step = 0; step < 40000; step++) {
 		unsigned int r = rand() % 100;
 		pgoff_t p = rand() % PAGES;
@@ -678,7 +590,7 @@ static int model(unsigned int seed, int fail_rate)
 		if (step % 53 == 0 && check_all())
 			return 1;
 	}
-	fail_every = 0;
+	unit_fail_every = 0;
 	now++;
 	if (pass(now, 0, 0) || check_all())	/* all dirtied before now */
 		return 1;
@@ -690,7 +602,7 @@ static int model(unsigned int seed, int fail_rate)
 		for (i = 0; dying[f]; i++)
 			evict_step(f);
 	}
-	CHECK(!n_bytes && !n_chunks && !n_moved && !n_retries && !n_trackers);
+	CHECK(unit_no_memory_held());
 	CHECK(!tr.st.trackers && !tr.st.bytes && !tr.st.pages);
 	CHECK(tr.st.pages_staged && tr.st.pages_deferred);
 	CHECK(ltrack_idle(&tr));
@@ -703,45 +615,21 @@ static int model(unsigned int seed, int fail_rate)
 	return 0;
 }
 
-/*
- * AIPU_SEED (environment, a number) runs the models from other seeds: the
- * defaults are the committed runs; a sweep of seeds finds rarer paths.
- */
-static unsigned int seed(unsigned int dflt)
-{
-	const char *s = getenv("AIPU_SEED");
-
-	return s ? (unsigned int)strtoul(s, NULL, 0) * 7919 + dflt : dflt;
-}
-
 /* Without failures early_ok comes only from the shrinker: a strict run. */
 static int test_model(void)
 {
-	return model(seed(3), 0);
+	return model(unit_seed(3), 0);
 }
 
 static int test_model_failing(void)
 {
-	return model(seed(5), 80);
+	return model(unit_seed(5), 80);
 }
-
-#define RUN(fn)                                                        \
-	do {                                                           \
-		cur = #fn;                                             \
-		if (fn()) {                                            \
-			failed++;                                      \
-			printf("FAIL %s\n", #fn);                      \
-		} else {                                               \
-			passed++;                                      \
-			printf("ok   %s\n", #fn);                      \
-		}                                                      \
-	} while (0)
 
 int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	RUN(test_model);
 	RUN(test_model_failing);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return unit_done();
 }
