@@ -97,8 +97,8 @@ void aipu_dev_refill(void);
 void aipu_dev_sum(struct aipu_sums *sum, unsigned long *oldest);
 void aipu_dev_snapshot(struct aipu_dev *d, struct aipu_stats *s,
 		       unsigned long *oldest);
-void aipu_dev_written(struct aipu_dev *d, unsigned long pages,
-		      unsigned long age_ms);
+unsigned int aipu_age_bucket(unsigned long age_ms);
+void aipu_dev_written(struct aipu_dev *d, const unsigned long *age);
 void aipu_dev_pass(struct aipu_dev *d, unsigned long pages);
 struct aipu_dev *aipu_dev_next(struct aipu_dev *d);
 unsigned long aipu_dev_lock(struct aipu_dev *d) __acquires(&d->lock);

@@ -38,8 +38,10 @@ static DEFINE_RAW_SPINLOCK(devs_lock);	/* changing @devs */
 static unsigned int nr_devs;
 static struct aipu_sums retired;	/* of devices reaped; @devs_lock */
 /*
- * PREEMPT_RT: the probes may not call the slab (src/mem.c), so a device
- * they make is one allocated beforehand in process context.
+ * A device allocated beforehand in process context: on PREEMPT_RT the
+ * probes may not call the slab (src/mem.c), and elsewhere their
+ * GFP_NOWAIT kzalloc() of a device (over 4 KiB: an order-1 page) may fail
+ * where this one did not, leaving a new disk's pages untracked.
  */
 static struct aipu_dev *spare;		/* @devs_lock */
 
@@ -63,13 +65,13 @@ static void dev_init(struct aipu_dev *d, struct backing_dev_info *bdi)
 	d->created = jiffies;
 }
 
-/* Process context: a spare device for the probes of a PREEMPT_RT kernel. */
+/* Process context: a spare device for the probes. */
 void aipu_dev_refill(void)
 {
 	struct aipu_dev *d;
 	unsigned long flags;
 
-	if (!IS_ENABLED(CONFIG_PREEMPT_RT) || READ_ONCE(spare))
+	if (READ_ONCE(spare))
 		return;
 	d = kzalloc(sizeof(*d), GFP_KERNEL | __GFP_NOWARN);
 	raw_spin_lock_irqsave(&devs_lock, flags);
@@ -229,13 +231,21 @@ static void sums_add(struct aipu_sums *sum, struct aipu_dev *d)
 		sum->age_hist[b] += d->age_hist[b];
 }
 
-/* Count @pages written @age_ms after their first dirtying; lock held. */
-void aipu_dev_written(struct aipu_dev *d, unsigned long pages,
-		      unsigned long age_ms)
+/* The age histogram's bucket of pages written @age_ms after dirtying. */
+unsigned int aipu_age_bucket(unsigned long age_ms)
 {
-	d->st.pages_written += pages;
-	d->age_hist[min_t(unsigned long, fls_long(age_ms),
-			  AIPU_AGE_BUCKETS - 1)] += pages;
+	return min_t(unsigned long, fls_long(age_ms), AIPU_AGE_BUCKETS - 1);
+}
+
+/* Count pages written, @age[b] of them in age bucket b; lock held. */
+void aipu_dev_written(struct aipu_dev *d, const unsigned long *age)
+{
+	unsigned int b;
+
+	for (b = 0; b < AIPU_AGE_BUCKETS; b++) {
+		d->st.pages_written += age[b];
+		d->age_hist[b] += age[b];
+	}
 }
 
 /* A pass issued @pages; lock held. */

@@ -55,10 +55,22 @@ static DECLARE_DELAYED_WORK(tick_work, tick_fn);
  */
 static bool stopping = true;
 
-/* Per take (an entry or a batch): what happened to its pages. */
+/*
+ * Per take (an entry or a batch): what happened to its pages, added to the
+ * device's counters in one hold at the end.
+ */
 struct outcome {
 	unsigned long written, clean, meta, retried, late;
+	unsigned long age[AIPU_AGE_BUCKETS];	/* written, by age */
 };
+
+/* @written pages first dirtied at @time went out now. */
+static void outcome_written(struct outcome *o, unsigned long written,
+			    unsigned long time)
+{
+	o->written += written;
+	o->age[aipu_age_bucket(jiffies_to_msecs(jiffies - time))] += written;
+}
 
 /*
  * Taken pages go back to the queue in stretches, each written or found
@@ -171,17 +183,31 @@ static unsigned long handback_range(struct handback *h,
 
 /*
  * ->writepages counts a page it declined (folio_redirty_for_writepage()) as
- * written; the probe counts such pages in @t->declined while a batch of @t
- * is out.
+ * written; the probe counts such pages in @t->declined while a batch or an
+ * entry of @t is out.  Only this thread resets the count, and the read of
+ * a counter that only grows meanwhile needs no lock.
  */
-static unsigned long declined(struct aipu_dev *d, struct aipu_ltracker *t)
+static unsigned long declined(struct aipu_ltracker *t)
 {
-	unsigned long flags, n;
+	return READ_ONCE(t->declined);
+}
 
-	flags = aipu_dev_lock(d);
-	n = t->declined;
-	aipu_dev_unlock(d, flags);
-	return n;
+/*
+ * Write pages [start, end) of @m, first dirtied at @time or later; returns
+ * how many went to writeback.
+ */
+static unsigned long write_range(struct aipu_dev *d, struct aipu_ltracker *t,
+				 struct address_space *m, pgoff_t start,
+				 pgoff_t end, unsigned long time)
+{
+	unsigned long before = declined(t), written;
+
+	written = aipu_write_range(m, start, end);
+	written -= min(written, declined(t) - before);
+	aipu_trace_issue(d, m, start, end, written, time);
+	if (written && READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
+		aipu_purge_add(d, t, start, end);
+	return written;
 }
 
 /* Is @now past the bound of pages first dirtied at @time? */
@@ -204,39 +230,18 @@ static unsigned long late_pages(unsigned long time, unsigned long written,
 	return written;
 }
 
-/* Count what one write did; the age histogram is by first-dirty time. */
-static void count_written(struct aipu_dev *d, unsigned long written,
-			  unsigned long time)
-{
-	unsigned long flags;
-
-	if (!written)
-		return;
-	flags = aipu_dev_lock(d);
-	aipu_dev_written(d, written, jiffies_to_msecs(jiffies - time));
-	aipu_dev_unlock(d, flags);
-}
-
 /* One merged extent of a batch, its inode pinned. */
 static void issue_extent(struct handback *h, struct address_space *m,
 			 const struct aipu_extent *x, bool write,
 			 unsigned long taken, struct outcome *o)
 {
 	pgoff_t start = x->index, end = x->index + x->nr;
-	unsigned long written = 0, dirty, before;
-	struct aipu_dev *d = h->d;
+	unsigned long written = 0, dirty;
 
-	if (write) {
-		before = declined(d, h->t);
-		written = aipu_write_range(m, start, end);
-		written -= min(written, declined(d, h->t) - before);
-		aipu_trace_issue(d, m, start, end, written, x->time);
-		if (written && READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
-			aipu_purge_add(d, h->t, start, end);
-	}
+	if (write)
+		written = write_range(h->d, h->t, m, start, end, x->time);
 	dirty = handback_range(h, m, start, end, x->time);
-	count_written(d, written, x->time);
-	o->written += written;
+	outcome_written(o, written, x->time);
 	o->retried += dirty;
 	o->late += late_pages(x->time, written, taken);
 	if (x->nr > written + dirty)
@@ -337,6 +342,7 @@ static unsigned long issue_batch(struct aipu_dev *d, struct aipu_lbatch *b,
 		d->st.pages_retried += o.retried;
 	d->st.pages_clean += o.clean;
 	d->st.pages_late += o.late;
+	aipu_dev_written(d, o.age);
 	ltrack_put(&d->tr, t);
 	aipu_dev_unlock(d, flags);
 	return o.written;
@@ -347,17 +353,10 @@ static bool issue_whole(struct aipu_dev *d, struct aipu_lentry *e,
 			bool write, struct outcome *o)
 {
 	struct address_space *m = (struct address_space *)e->t->key;
-	unsigned long before;
 
-	if (write) {
-		before = declined(d, e->t);
-		o->written = aipu_write_range(m, 0, ULONG_MAX);
-		o->written -= min(o->written, declined(d, e->t) - before);
-		aipu_trace_issue(d, m, 0, ULONG_MAX, o->written, e->time);
-		if (o->written &&
-		    READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
-			aipu_purge_add(d, e->t, 0, ULONG_MAX);
-	}
+	if (write)
+		outcome_written(o, write_range(d, e->t, m, 0, ULONG_MAX,
+					       e->time), e->time);
 	/*
 	 * Pages dirtied again since have entries of their own; one that stayed
 	 * dirty (declined, locked) is bounded by this entry, put back at its
@@ -404,7 +403,7 @@ static unsigned long issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
 	flags = aipu_dev_lock(d);
 	if (again)
 		ltrack_requeue_entry(&d->tr, e);
-	aipu_dev_written(d, o.written, jiffies_to_msecs(jiffies - e->time));
+	aipu_dev_written(d, o.age);
 	d->st.meta_written += o.meta;
 	d->st.pages_late += late_pages(e->time, o.written, taken);
 	ltrack_done_entry(&d->tr, e);

@@ -233,7 +233,12 @@ void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	account(tr, t);
 	if (done < nr)
 		ltrack_whole(tr, t, time);
-	requeue(tr, t);
+	/*
+	 * The common case, a file already in the wheel at its oldest time:
+	 * nothing newer moves it, and the probe skips finding that time.
+	 */
+	if (t->where != AIPU_L_WHEEL || time_before(time, t->node.time))
+		requeue(tr, t);
 }
 
 void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
@@ -272,7 +277,8 @@ void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 			if (!live_test(&t->q.live, pos))
 				ltrack_pages(tr, t, pos, 1, time);
 			else if (t->users)
-				t->declined++;	/* maybe of the batch out */
+				/* maybe of the batch out; read unlocked */
+				WRITE_ONCE(t->declined, t->declined + 1);
 	tr->st.pages_dirtied = dirtied;	/* no transitions of their own */
 }
 
@@ -526,7 +532,7 @@ static void take_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	tr->out_pages += out;
 	account(tr, t);
 	if (!t->users)
-		t->declined = 0;
+		WRITE_ONCE(t->declined, 0);
 	t->users++;
 	b->t = t;
 }
