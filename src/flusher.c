@@ -42,6 +42,8 @@
 #define AIPU_REQUEUE_BATCH 256
 /* Stretches of pages handed back per hold, at most. */
 #define AIPU_HANDBACK_MAX 16
+/* And the longest a batch's counts wait to reach stat. */
+#define AIPU_HANDBACK_JIFFIES (HZ / 10)
 /* A device must track nothing this many periods, and this long, to go. */
 #define AIPU_DEV_IDLE_TICKS 30
 #define AIPU_DEV_IDLE_MIN_MS 10000
@@ -62,6 +64,7 @@ static bool stopping = true;
 struct outcome {
 	unsigned long written, clean, meta, retried, late;
 	unsigned long age[AIPU_AGE_BUCKETS];	/* written, by age */
+	unsigned long uncounted;		/* in @age, not yet in stat */
 };
 
 /* @written pages first dirtied at @time went out now. */
@@ -69,6 +72,7 @@ static void outcome_written(struct outcome *o, unsigned long written,
 			    unsigned long time)
 {
 	o->written += written;
+	o->uncounted += written;
 	o->age[aipu_age_bucket(jiffies_to_msecs(jiffies - time))] += written;
 }
 
@@ -76,13 +80,16 @@ static void outcome_written(struct outcome *o, unsigned long written,
  * Taken pages go back to the queue in stretches, each written or found
  * clean (done) or still dirty (retried at its time in the next pass),
  * collected and handed back at most AIPU_HANDBACK_MAX stretches and
- * AIPU_REQUEUE_BATCH pages per hold of the device's lock.
+ * AIPU_REQUEUE_BATCH pages per hold of the device's lock; the pages
+ * written meanwhile (@o->age) are counted in the same hold, and at least
+ * every AIPU_HANDBACK_JIFFIES, so stat follows a batch to a slow device.
  */
 struct handback {
 	struct aipu_dev *d;
 	struct aipu_ltracker *t;
+	struct outcome *o;
 	unsigned int n;
-	unsigned long pages;
+	unsigned long pages, flushed;
 	struct {
 		pgoff_t index;
 		unsigned long nr, time;
@@ -95,15 +102,19 @@ static void handback_flush(struct handback *h)
 	unsigned long flags;
 	unsigned int i;
 
-	if (!h->n)
+	if (!h->n && !h->o->uncounted)
 		return;
 	flags = aipu_dev_lock(h->d);
 	for (i = 0; i < h->n; i++)
 		ltrack_done_pages(&h->d->tr, h->t, h->s[i].index, h->s[i].nr,
 				  h->s[i].time, h->s[i].dirty);
+	aipu_dev_written(h->d, h->o->age);
 	aipu_dev_unlock(h->d, flags);
+	memset(h->o->age, 0, sizeof(h->o->age));
+	h->o->uncounted = 0;
 	h->n = 0;
 	h->pages = 0;
+	h->flushed = jiffies;
 }
 
 static void handback_add(struct handback *h, pgoff_t index, unsigned long nr,
@@ -246,6 +257,8 @@ static void issue_extent(struct handback *h, struct address_space *m,
 	o->late += late_pages(x->time, written, taken);
 	if (x->nr > written + dirty)
 		o->clean += x->nr - written - dirty;
+	if (time_after_eq(jiffies, h->flushed + AIPU_HANDBACK_JIFFIES))
+		handback_flush(h);
 }
 
 /* Hand back every extent of @b at once, as still dirty or as done. */
@@ -300,9 +313,9 @@ static unsigned long issue_batch(struct aipu_dev *d, struct aipu_lbatch *b,
 {
 	struct aipu_ltracker *t = b->t;
 	struct address_space *m = (struct address_space *)t->key;
-	struct handback h = { .d = d, .t = t };
 	unsigned long taken = jiffies, flags;
 	struct outcome o = { 0 };
+	struct handback h = { .d = d, .t = t, .o = &o, .flushed = taken };
 	struct aipu_pin p;
 	unsigned int i, n = flog_merge(b->x, b->n);
 
@@ -342,7 +355,6 @@ static unsigned long issue_batch(struct aipu_dev *d, struct aipu_lbatch *b,
 		d->st.pages_retried += o.retried;
 	d->st.pages_clean += o.clean;
 	d->st.pages_late += o.late;
-	aipu_dev_written(d, o.age);
 	ltrack_put(&d->tr, t);
 	aipu_dev_unlock(d, flags);
 	return o.written;
