@@ -76,7 +76,7 @@ int flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 int flog_inherit(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 		 unsigned long time);
 bool flog_retried(const struct aipu_flog *f);
-void flog_end_pass(struct aipu_flog *f);
+bool flog_end_pass(struct aipu_flog *f, unsigned int *budget);
 bool flog_drop(struct aipu_flog *f, unsigned long *budget);
 
 #endif /* AIPU_FLOG_H */

@@ -254,15 +254,23 @@ bool flog_retried(const struct aipu_flog *f)
 	return !list_empty(&f->retry_new);
 }
 
-/* The pass is over: its retries join the others, in time order. */
-void flog_end_pass(struct aipu_flog *f)
+/*
+ * The pass is over: its retries join the others, in time order, at most
+ * *@budget of them a call (counted down).  True once all have; until then
+ * the caller calls again, and may drop the lock in between.
+ */
+bool flog_end_pass(struct aipu_flog *f, unsigned int *budget)
 {
 	struct aipu_retry *r, *tmp;
 
 	list_for_each_entry_safe(r, tmp, &f->retry_new, link) {
+		if (!*budget)
+			return false;
+		(*budget)--;
 		list_del(&r->link);
 		retry_insert(f, r);
 	}
+	return true;
 }
 
 /*

@@ -678,8 +678,9 @@ void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t)
  * flusher left (max_batch) goes back, counted in pages_deferred: the queued
  * pages of the files left due (exact when all of a file's pages are due,
  * as in a backlog; an upper bound otherwise) and their waiting entries.  At
- * most *@budget files a call (counted down): returns true when done, false
- * to be called again after dropping the lock.
+ * most *@budget files and retries a call (counted down; a pass may have put
+ * back every page it took): returns true when done, false to be called
+ * again after dropping the lock.
  */
 bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget)
 {
@@ -701,10 +702,12 @@ bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget)
 	list_for_each_entry_safe(t, tmp, &tr->retried, retried) {
 		if (!*budget)
 			return false;
-		(*budget)--;
+		/* Each retry moved counts, then the file (if budget is left). */
+		if (!t->draining && !flog_end_pass(&t->q, budget))
+			return false;
+		if (*budget)
+			(*budget)--;
 		list_del_init(&t->retried);
-		if (!t->draining)
-			flog_end_pass(&t->q);
 		account(tr, t);
 		if (t->whole.state == AIPU_L_RETRY)
 			t->whole.state = AIPU_L_WAITING;

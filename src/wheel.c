@@ -82,8 +82,14 @@ static bool visit(struct aipu_wheel *w, struct list_head *slot,
 			list_move_tail(&n->link, &w->seen);
 		}
 	}
-	list_for_each_entry_safe(n, tmp, &w->seen, link)
-		list_move_tail(&n->link, wheel_slot(w, n->time));
+	/*
+	 * Whatever the clock did meanwhile, all of them came from one slot:
+	 * back in one splice, however many there are.
+	 */
+	if (!list_empty(&w->seen)) {
+		n = list_first_entry(&w->seen, struct aipu_wheel_node, link);
+		list_splice_tail_init(&w->seen, wheel_slot(w, n->time));
+	}
 	return true;
 }
 

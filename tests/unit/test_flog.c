@@ -74,7 +74,7 @@ static int test_take_and_retry(void)
 	/* Not again in the same pass. */
 	CHECK(flog_retried(&f) && oldest(&f) == T0 + 1);
 	CHECK(take_all(&f, T0 + 1, x) == 0 && !flog_empty(&f));
-	flog_end_pass(&f);
+	flog_end_pass(&f, &(unsigned int){ ~0U });
 	CHECK(!flog_retried(&f));
 	CHECK(oldest(&f) == T0 && f.retry_pages == 2);
 	CHECK(take_all(&f, T0 + 5000, x) == 2);
@@ -126,7 +126,7 @@ static int test_same_jiffy(void)
 	CHECK(take_all(&f, T0 + 1, x) == 1);
 	CHECK(flog_dirty(&f, 7, 1, T0) == 1);	/* during the write */
 	CHECK(!flog_done(&f, 7, 1, T0, true));	/* it is dirty again */
-	flog_end_pass(&f);
+	flog_end_pass(&f, &(unsigned int){ ~0U });
 	/* One page a take (max_batch): a second entry would be left queued. */
 	CHECK(flog_take(&f, T0 + 2, x, AIPU_FLOG_TAKE_MIN, 1) == 1);
 	CHECK(x[0].index == 7);
@@ -313,7 +313,7 @@ static int flush(struct aipu_flog *f, unsigned long cutoff, unsigned long now)
 				whole[p] = true;
 		}
 	}
-	flog_end_pass(f);
+	flog_end_pass(f, &(unsigned int){ ~0U });
 	return 0;
 }
 
