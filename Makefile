@@ -19,7 +19,7 @@
 #                      then the scale benchmark (make bench-scale)
 # make bench-scale     the log-based queue's costs (src/track_log.c) against
 #                      the backlog on the host's CPU (bench/scale/README.md),
-#                      about 10 minutes; QUICK=1 under a minute
+#                      about 10 minutes; QUICK=1 under a minute; OUT=DIR
 # make debugkernel     KASAN/lockdep/kmemleak 6.1 kernel (cached in
 #                      /var/cache/aipu/debug-kernel) and aipu.ko for it:
 #                      scripts/debug-kernel.sh, 16-40 min the first time
@@ -124,8 +124,8 @@ debugtest:
 
 # The user-space scale benchmark of the log-based queue (src/track_log.c with
 # log.c, live.c, flog.c and wheel.c) on the host's CPU (bench/scale/README.md):
-# bench/results/<date>-host-scale/, about 10 min; QUICK=1: sizes up to
-# 100,000, under a minute.
+# bench/results/<date>-host-scale/ (OUT=DIR elsewhere), about 10 min; QUICK=1:
+# sizes up to 100,000, under a minute.
 .PHONY: bench-scale
 bench-scale:
-	bench/scale/run.sh $(if $(QUICK),--quick)
+	bench/scale/run.sh $(if $(QUICK),--quick) $(if $(OUT),--out "$(OUT)")
