@@ -19,7 +19,8 @@
 #                      then the scale benchmark (make bench-scale)
 # make bench-scale     the log-based queue's costs (src/track_log.c) against
 #                      the backlog on the host's CPU (bench/scale/README.md),
-#                      about 10 minutes; QUICK=1 under a minute; OUT=DIR
+#                      about 10 minutes; QUICK=1 under a minute;
+#                      SCALE_OUT=DIR elsewhere
 # make debugkernel     KASAN/lockdep/kmemleak 6.1 kernel (cached in
 #                      /var/cache/aipu/debug-kernel) and aipu.ko for it:
 #                      scripts/debug-kernel.sh, 16-40 min the first time
@@ -124,8 +125,9 @@ debugtest:
 
 # The user-space scale benchmark of the log-based queue (src/track_log.c with
 # log.c, live.c, flog.c and wheel.c) on the host's CPU (bench/scale/README.md):
-# bench/results/<date>-host-scale/ (OUT=DIR elsewhere), about 10 min; QUICK=1:
-# sizes up to 100,000, under a minute.
+# bench/results/<date>-host-scale/ (SCALE_OUT=DIR elsewhere: not OUT, which a
+# command line would hand down to the sub-makes' own OUT), about 10 min;
+# QUICK=1: sizes up to 100,000, under a minute.
 .PHONY: bench-scale
 bench-scale:
-	bench/scale/run.sh $(if $(QUICK),--quick) $(if $(OUT),--out "$(OUT)")
+	bench/scale/run.sh $(if $(QUICK),--quick) $(if $(SCALE_OUT),--out "$(SCALE_OUT)")

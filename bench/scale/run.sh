@@ -68,6 +68,9 @@ dir=${out:-$root/bench/results/$date-host-scale$suffix}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
+# Called from make (make bench-scale), a command line's variables would
+# reach these makes too and override their own (OUT, say): not wanted.
+unset MAKEFLAGS MFLAGS MAKEOVERRIDES MAKELEVEL
 make -s -C "$here" >/dev/null
 bin=$root/build/bench/scale/scale
 

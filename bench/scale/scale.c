@@ -1538,16 +1538,20 @@ static struct {
 	bool seen;
 } dirty_crit;
 
+/*
+ * A set's p99 counts only from 100 holds, its p99.9 from 1,000: below that
+ * they are its maximum, which counts as one.
+ */
 static void crit_note(const char *what, const struct stats *st)
 {
 	if (!st->n)
 		return;
 	crit_seen = true;
-	if (st->p99 > crit.p99) {
+	if (st->n >= 100 && st->p99 > crit.p99) {
 		crit.p99 = st->p99;
 		snprintf(crit.p99_what, sizeof(crit.p99_what), "%s", what);
 	}
-	if (st->p999 > crit.p999) {
+	if (st->n >= 1000 && st->p999 > crit.p999) {
 		crit.p999 = st->p999;
 		snprintf(crit.p999_what, sizeof(crit.p999_what), "%s", what);
 	}
@@ -2125,6 +2129,8 @@ static const struct steady_cfg steady_cfgs[] = {
 	  0, 0, false, false, false },
 	{ "module_hot", "the module's slots, paced, a few hot files",
 	  0, 0, true, true, false },
+	{ "eighth", "slots of an eighth of a period (docs/design.md §4), paced",
+	  PERIOD_J / 8, 0, true, false, false },
 	{ "period_aligned", "slots of a period, ticks on slot boundaries, pace=0",
 	  PERIOD_J, 0, false, false, false },
 	{ "period_skewed", "slots of a period, ticks half a slot off, pace=0",
@@ -2242,7 +2248,7 @@ static void measure_steady(const unsigned long *sizes, unsigned int nsizes)
 	char b1[32];
 
 	printf("\n## 6. The steady state: files phase 1 looks at per extent written\n\n");
-	printf("F files on one device, %d new random pages a jiffy (%d a second at HZ = %d), each of a file picked at random (\"hot\": file = F x u^3, u uniform, so a few files get most pages); the flusher's pass every period_ms = %d ms (%lu jiffies) on a fixed grid, as src/flusher.c runs it under policy aipu with max_age_ms = %d (%lu jiffies; both defaults read from src/knobs.c): phase 1 with a cutoff of max_age_ms back (paced: a period later, the module's default), phase 2 taking each due file as it comes due (every page written), the end of the pass. The first max_age_ms and 4 periods fill the queue; then %d periods are counted. \"looked at\": files phase 1 visited (entries_scanned, the budget it spent); \"extents written\": the merged extents of the batches, what the flusher writes; flog_take() looks at no entry it does not take here (nothing is stale). The module's slots: AIPU_SLOT_JIFFIES = %lu jiffies (src/dev.c), %d of them. The slots of a period are for contrast, not what the module uses. Issue 14's target: at most 1.05 looked at per extent written.\n\n",
+	printf("F files on one device, %d new random pages a jiffy (%d a second at HZ = %d), each of a file picked at random (\"hot\": file = F x u^3, u uniform, so a few files get most pages); the flusher's pass every period_ms = %d ms (%lu jiffies) on a fixed grid, as src/flusher.c runs it under policy aipu with max_age_ms = %d (%lu jiffies; both defaults read from src/knobs.c): phase 1 with a cutoff of max_age_ms back (paced: a period later, the module's default), phase 2 taking each due file as it comes due (every page written), the end of the pass. The first max_age_ms and 4 periods fill the queue; then %d periods are counted. \"looked at\": files phase 1 visited (entries_scanned, the budget it spent); \"extents written\": the merged extents of the batches, what the flusher writes; flog_take() looks at no entry it does not take here (nothing is stale). The module's slots: AIPU_SLOT_JIFFIES = %lu jiffies (src/dev.c), %d of them. The other widths are for contrast, not what the module uses. Issue 14's target: at most 1.05 looked at per extent written.\n\n",
 	       STEADY_RATE, STEADY_RATE * HZ, HZ, AIPU_PERIOD_MS, PERIOD_J,
 	       AIPU_MAX_AGE_MS, MAX_AGE_J, quick ? 10 : 60,
 	       (unsigned long)AIPU_SLOT_JIFFIES, AIPU_LTRACK_SLOTS);
@@ -2388,7 +2394,7 @@ static void print_criterion(void)
 	noisy_max = !ncontrol || cm > TARGET_NS;
 	noisy_p999 = !ncontrol || cp > 2 * work;
 	printf("\n## Criterion (issue 14): with 1,000,000 pages tracked, the longest interrupts-off section at most 50 µs on the host CPU\n\n");
-	printf("Every hold timed at N = 1,000,000 in tables 4 and 5 (probe, phase 1, take, hand-back, end of pass, rmmod, eviction; not phase 1 in one hold, which the module does not do), against the control, a fixed 10 µs computation timed the same way (table 0: p99.9 up to %.1f µs, max up to %.1f µs%s).\n\n",
+	printf("Every hold timed at N = 1,000,000 in tables 4 and 5 (probe, phase 1, take, hand-back, end of pass, rmmod, eviction; not phase 1 in one hold, which the module does not do), against the control, a fixed 10 µs computation timed the same way (table 0: p99.9 up to %.1f µs, max up to %.1f µs%s). A set's p99.9 counts only if it has 1,000 holds or more, its p99 100 or more (below that they are its maximum).\n\n",
 	       cp / 1e3, cm / 1e3, ncontrol ? "" : "; not measured: run with noise");
 	printf("- **by p99.9: %s** (worst %.1f µs: %s)%s\n",
 	       crit.p999 <= TARGET_NS ? "met" : "NOT met", crit.p999 / 1e3,
