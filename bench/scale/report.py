@@ -145,6 +145,14 @@ def key_holds(data, out):
                     f"{us(r['dirty_end_pass_longest_cpu']):,.0f} us CPU** (a file's retries "
                     f"are not batched)"
                 )
+    if holds and holds.get("cut_slot"):
+        parts = [
+            f"{r['files']:,} files {us(median(r['last_hold'])):,.1f} us" for r in holds["cut_slot"]
+        ]
+        out.append(
+            "- phase 1 with its cutoff inside a slot, the hold that finishes the slot "
+            "(every not-due file moved back at once; median of rounds): " + ", ".join(parts)
+        )
     evict = data.get("evict")
     if evict:
         for r in evict["rows"]:
@@ -176,6 +184,12 @@ def key_criterion(data, out):
         f"{noise}; for reference the worst p99 is {us(c['worst_p99_ns']):.1f} us "
         f"({c['worst_p99_what']}; the control's p99 {us(c['control_p99_ns']):.1f} us)"
     )
+    if c.get("cut_slot_10k_max_ns"):
+        out.append(
+            f"- not counted above: phase 1's hold that finishes a slot its cutoff cuts, "
+            f"{us(c['cut_slot_10k_max_ns']):,.1f} us with 10,000 files in the slot, "
+            f"{us(c['cut_slot_100k_max_ns']):,.1f} us with 100,000"
+        )
     if c.get("dirty_end_pass_cpu_ns"):
         out.append(
             f"- not counted above: a pass that puts every page back, its end of pass holds "
