@@ -17,9 +17,10 @@
 #                      QUICK=1: a small matrix, under 15 minutes;
 #                      KVERS="..." to pick kernels, MODELS="..." models;
 #                      then the scale benchmark (make bench-scale)
-# make bench-scale     src/track.c's costs against the backlog on the host's
-#                      CPU (bench/scale/README.md), 3-6 minutes; QUICK=1
-#                      a few seconds
+# make bench-scale     the log-based queue's costs (src/track_log.c) against
+#                      the backlog on the host's CPU (bench/scale/README.md),
+#                      about 10 minutes; QUICK=1 under a minute;
+#                      SCALE_OUT=DIR elsewhere
 # make debugkernel     KASAN/lockdep/kmemleak 6.1 kernel (cached in
 #                      /var/cache/aipu/debug-kernel) and aipu.ko for it:
 #                      scripts/debug-kernel.sh, 16-40 min the first time
@@ -122,9 +123,11 @@ debugtest:
 	scripts/debugtest.sh $(if $(filter command line environment,$(origin STRESS_SECONDS)),--stress-seconds $(STRESS_SECONDS)) \
 		$(if $(FAILSLAB),--failslab $(FAILSLAB)) $(TESTS)
 
-# The user-space scale benchmark of src/track.c on the host's CPU
-# (bench/scale/README.md): bench/results/<date>-host-scale/, about 6 min;
-# QUICK=1: sizes up to 100,000, seconds.
+# The user-space scale benchmark of the log-based queue (src/track_log.c with
+# log.c, live.c, flog.c and wheel.c) on the host's CPU (bench/scale/README.md):
+# bench/results/<date>-host-scale/ (SCALE_OUT=DIR elsewhere: not OUT, which a
+# command line would hand down to the sub-makes' own OUT), about 10 min;
+# QUICK=1: sizes up to 100,000, under a minute.
 .PHONY: bench-scale
 bench-scale:
-	bench/scale/run.sh $(if $(QUICK),--quick)
+	bench/scale/run.sh $(if $(QUICK),--quick) $(if $(SCALE_OUT),--out "$(SCALE_OUT)")

@@ -162,7 +162,7 @@ for k in $kernels; do
 	fi
 	# The random phase's writer (randwrite.c), built here for the guest.
 	gcc -O2 -Wall -Wextra -o "$dir/guest/randwrite" "$here/randwrite.c"
-	# calib: bench/scale's binary (src/track.c in user space), on the host
+	# calib: bench/scale's binary (src/track_log.c in user space), on the host
 	# now and in the guest (guest.sh): TCG's factor for aipu's own code.
 	scalebin=""
 	if [[ " $phases " == *" calib "* ]]; then
@@ -170,7 +170,7 @@ for k in $kernels; do
 		scalebin=$dir/guest/scale
 		cp "$root/build/bench/scale/scale" "$scalebin"
 		mkdir -p "$dir/host-calib"
-		nice -n 10 "$scalebin" --quick --only runs --rounds 3 --out "$dir/host-calib" \
+		nice -n 10 "$scalebin" --quick --only pages --rounds 3 --out "$dir/host-calib" \
 			>"$dir/host-calib/tables.md" 2>&1 || echo "$prog: the host's calibration run failed" >&2
 	fi
 	commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)

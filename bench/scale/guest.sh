@@ -16,8 +16,9 @@
 # none, aipu on odd trials and aipu, none on even ones.
 #
 # Phases:
-#   calib   bench/scale's user-space binary (the real src/track.c; the
-#           host script's copy, AIPU_SCALE_BIN) with --quick --only runs,
+#   calib   bench/scale's user-space binary (the module's queue,
+#           src/track_log.c; the host script's copy, AIPU_SCALE_BIN) with
+#           --quick --only pages,
 #           in the guest: what TCG makes of aipu's own tracking code, to
 #           set against the same binary on the host.
 #   random  a M-MiB file (default 1024; --quick 64) on ext4, fallocated and
@@ -483,7 +484,7 @@ if [[ " $phases " == *" calib "* ]]; then
 	bin=${AIPU_SCALE_BIN:-}
 	if [ -n "$bin" ] && [ -x "$bin" ]; then
 		mkdir -p "$out/calib"
-		"$bin" --quick --only runs --rounds 3 --out "$out/calib" >"$out/calib/tables.md" 2>&1 ||
+		"$bin" --quick --only pages --rounds 3 --out "$out/calib" >"$out/calib/tables.md" 2>&1 ||
 			echo "guest.sh: the calibration run failed (see $out/calib/tables.md)"
 		echo "guest.sh: calib: $(tail -n 1 "$out/calib/tables.md")"
 	else

@@ -2,18 +2,27 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The scale benchmark (bench/scale/README.md): builds bench/scale/scale (the
-# real src/track.c in user space), runs it on the host's CPU at nice 5, and
-# writes bench/results/<date>-host-scale/ (-quick appended with --quick):
+# module's log-based queue, src/track_log.c with src/flog.c, src/log.c,
+# src/live.c and src/wheel.c, in user space), runs it on the host's CPU at
+# nice 5, and writes bench/results/<date>-host-scale/ (-quick appended with
+# --quick):
 #
 #   summary.md   how it was run (command, date, commit, host CPU, compiler,
 #                load), the key figures and every table
 #   tables.md    scale's own output
-#   env.txt      the same facts, one "key: value" a line
-#   *.json       scale's measurements (noise, runs, files, threads, scan,
-#                kill, memory, requeue, meta)
-#   plots/*.png  report.py's plots
+#   env.txt      the same facts, one "key: value" a line, with the sha256
+#                of every timed source
+#   *.json       scale's measurements (noise, pages, files, threads, holds,
+#                evict, steady, memory, criterion, meta)
+#   plots/*.png  report.py's plots (the hold plots with the 50 us line)
 #
 # Usage: bench/scale/run.sh [--quick] [--rounds N] [--out DIR] [--only LIST]
+#   --quick      sizes up to 100,000 pages and files, 2 rounds (under a minute)
+#   --rounds N   rounds per measurement (default 3)
+#   --out DIR    results directory (default bench/results/<date>-host-scale)
+#   --only LIST  comma-separated sections: noise, pages, files, threads,
+#                holds, evict, steady (memory comes with pages, files and
+#                holds; the 50-us criterion with holds and evict)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +33,7 @@ quick=0
 out=
 args=()
 usage() {
-	sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
 }
 while [ $# -gt 0 ]; do
@@ -59,13 +68,20 @@ dir=${out:-$root/bench/results/$date-host-scale$suffix}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
+# Called from make (make bench-scale), a command line's variables would
+# reach these makes too and override their own (OUT, say): not wanted.
+unset MAKEFLAGS MFLAGS MAKEOVERRIDES MAKELEVEL
 make -s -C "$here" >/dev/null
 bin=$root/build/bench/scale/scale
 
 # What was measured: the commit, and whether the sources scale compiles
 # differ from it (other work in progress in the same tree).
 commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
-sources=(src/track.c include/aipu_track.h src/flusher.c src/mapping.c src/shrink.c tests/unit bench/scale)
+# The timed code, then what the benchmark reads its constants from.
+timed=(src/track_log.c src/flog.c src/log.c src/live.c src/wheel.c
+	include/aipu_track_log.h include/aipu_flog.h include/aipu_log.h
+	include/aipu_live.h include/aipu_wheel.h)
+sources=("${timed[@]}" src/flusher.c src/mapping.c src/dev.c src/knobs.c tests/unit bench/scale)
 dirty=$(git -C "$root" status --porcelain -- "${sources[@]}" 2>/dev/null || true)
 cpu=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)
 cores=$(nproc)
@@ -86,8 +102,9 @@ cmd="bench/scale/run.sh${args[*]:+ ${args[*]}}${out:+ --out $out}"
 	else
 		echo "sources differ from the commit: no"
 	fi
-	echo "sha256 src/track.c: $(sha256sum "$root/src/track.c" | cut -d' ' -f1)"
-	echo "sha256 include/aipu_track.h: $(sha256sum "$root/include/aipu_track.h" | cut -d' ' -f1)"
+	for f in "${timed[@]}"; do
+		echo "sha256 $f: $(sha256sum "$root/$f" | cut -d' ' -f1)"
+	done
 	echo "host CPU: $cpu, $cores cores ($(uname -m))"
 	echo "host kernel: $(uname -r)"
 	echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
@@ -110,7 +127,7 @@ nice -n 5 "$bin" "${args[@]}" --out "$dir" | tee "$dir/tables.md"
 key=$("$python" "$here/report.py" "$dir")
 
 {
-	echo "# Scale benchmark of src/track.c on the host's CPU"
+	echo "# Scale benchmark of the log-based queue (src/track_log.c) on the host's CPU"
 	echo
 	echo "Produced by \`$cmd\` (the binary at nice 5), $start, commit $commit."
 	if [ -n "$dirty" ]; then

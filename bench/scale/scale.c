@@ -1,21 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * aipu's tracking at scale: src/track.c, compiled as the unit tests compile
- * it, timed in user space on the host's CPU (the guests run under QEMU's TCG,
- * which would time the emulator, not the code).  bench/scale/README.md says
- * what each table measures.
+ * aipu's device queue at scale: src/track_log.c with src/flog.c, src/log.c,
+ * src/live.c and src/wheel.c, compiled as the unit tests compile them, timed
+ * in user space on the host's CPU (the guests run under QEMU's TCG, which
+ * would time the emulator, not the code).  bench/scale/README.md says what
+ * each table measures.
  *
  * What the kernel glue does is stood in for here:
  *   - one pthread spinlock per simulated backing device guards that device's
- *     struct aipu_track, as src/dev.c's per-device spinlock does;
- *   - runs and trackers come from per-"CPU" caches, mapped and touched before
- *     anything is timed and handed out by a free-list pop or a pointer bump:
- *     the slab's per-CPU fast path (slab refills are not in the figures);
- *   - aipu_tracker_lookup/insert/remove: a chained hash table, 64 buckets at
- *     first, doubled whenever it holds more than 3/4 of its size in entries.
- *     It is a STAND-IN for the kernel's rhashtable (src/mapping.c), not that
- *     code; like rhashtable's deferred worker it grows between timed batches,
- *     never inside an insert, and it never shrinks.
+ *     struct aipu_ltrack, as src/dev.c's raw spinlock does, and every hold
+ *     reads the clock after taking it and before dropping it, as
+ *     aipu_dev_lock()/aipu_dev_unlock() do for lock_hold_max_ns;
+ *   - the probe (src/hook.c) looks the file's tracker up before taking the
+ *     lock, checks it under the lock (ltrack_get() if it has none) and calls
+ *     ltrack_pages();
+ *   - the flusher (src/flusher.c) runs phase 1 in holds of AIPU_SCAN_BATCH
+ *     files, takes a batch a hold, merges it outside the lock and hands its
+ *     extents back AIPU_HANDBACK_MAX stretches or AIPU_REQUEUE_BATCH pages a
+ *     hold, then ltrack_put() in a hold of its own; eviction and rmmod free
+ *     AIPU_KILL_BATCH objects a hold (src/mapping.c).  These constants are
+ *     read from those files at build time (Makefile);
+ *   - queue objects and trackers come from per-"CPU" caches, mapped and
+ *     touched before they are timed and handed out by a free-list pop or a
+ *     pointer bump: the slab's per-CPU fast path (slab refills are not in
+ *     the figures);
+ *   - the tracker table has the kernel's layout (src/mapping.c: hlist
+ *     buckets, hash_ptr()'s multiplicative hash, a fixed size from the
+ *     machine's memory, read from the same constants) but is not its code:
+ *     no RCU, and trackers are freed at once, not after a grace period.
  *
  * Every figure is clock_gettime(CLOCK_MONOTONIC) on the host: transitions in
  * batches of BATCH (the batch's time divided by BATCH; percentiles are over
@@ -26,11 +38,13 @@
  * switches and page faults are read before and after each batch or hold,
  * outside the timed window, and a sample during which one happened is
  * counted apart ("disturbed") and left out of the percentiles and maxima.
- * Interrupts and the hypervisor's steal cannot be seen this way.
+ * Interrupts and the hypervisor's steal cannot be seen this way: table 0,
+ * a fixed computation timed the same way, shows them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -42,26 +56,49 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aipu_track.h"
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+
+#include "aipu_track_log.h"
 
 #ifndef AIPU_SCAN_BATCH
 #error "AIPU_SCAN_BATCH: build with make, which reads it from src/flusher.c"
 #endif
+#ifndef AIPU_REQUEUE_BATCH
+#error "AIPU_REQUEUE_BATCH: build with make, which reads it from src/flusher.c"
+#endif
+#ifndef AIPU_HANDBACK_MAX
+#error "AIPU_HANDBACK_MAX: build with make, which reads it from src/flusher.c"
+#endif
 #ifndef AIPU_KILL_BATCH
 #error "AIPU_KILL_BATCH: build with make, which reads it from src/mapping.c"
 #endif
-#ifndef AIPU_SHRINK_BATCH
-#error "AIPU_SHRINK_BATCH: build with make, which reads it from src/shrink.c"
+#if !defined(AIPU_TABLE_PAGES_PER_BUCKET) || !defined(AIPU_TABLE_MIN_BITS) || \
+	!defined(AIPU_TABLE_MAX_BITS)
+#error "AIPU_TABLE_*: build with make, which reads them from src/mapping.c"
+#endif
+#ifndef AIPU_SLOT_JIFFIES
+#error "AIPU_SLOT_JIFFIES: build with make, which reads it from src/dev.c"
+#endif
+#if !defined(AIPU_MAX_AGE_MS) || !defined(AIPU_PERIOD_MS)
+#error "AIPU_MAX_AGE_MS, AIPU_PERIOD_MS: build with make (src/knobs.c)"
+#endif
+#ifndef HZ
+#error "HZ: build with make"
 #endif
 
 #define BATCH		64	/* transitions timed together */
 #define NCPUS		2	/* the host's cores: at most two threads */
 #define NDEVS		2
-#define SPREAD		32768	/* runs per file when a backlog is spread */
+#define SPREAD		262144	/* pages a file when a backlog is spread */
+#define SMALL_PAGES	4	/* pages of a small file */
 #define T0		1000UL	/* first "jiffy" */
-#define JIFFY_PAGES	1024	/* transitions per jiffy (random patterns) */
+#define JIFFY_PAGES	1024	/* transitions per jiffy */
 #define MAX_ROUNDS	64
 #define CACHELINE	128	/* two lines: the adjacent-line prefetcher */
+#define ENSURE		1024	/* objects of each cache ready before a sample */
+#define TARGET_NS	50000	/* issue 14: the longest interrupts-off section */
+#define MS_TO_J(ms)	(((unsigned long)(ms) * HZ + 999) / 1000)
 
 static void die(const char *fmt, ...)
 {
@@ -124,41 +161,157 @@ static inline u64 rng_next(u64 *s)
 	return *s * 0x2545f4914f6cdd1dull;
 }
 
+/*
+ * A pseudo-random permutation of [0, n): a bijection of [0, 2^bits) (xor,
+ * odd multiplies and xor-shifts within the bits), walked until it lands
+ * below n.  perm_at(p, i) for i = 0, 1, ... visits every value once.
+ */
+struct perm {
+	u64 n, mask, seed, k1, k2;
+	unsigned int shift;
+};
+
+static void perm_init(struct perm *p, u64 n, u64 seed)
+{
+	unsigned int bits = 2;
+
+	while (bits < 63 && (1ull << bits) < n)
+		bits++;
+	p->n = n;
+	p->mask = (1ull << bits) - 1;
+	p->seed = mix32(seed) * 0x9e3779b97f4a7c15ull;
+	p->k1 = 0xff51afd7ed558ccdull | 1;
+	p->k2 = 0xc4ceb9fe1a85ec53ull | 1;
+	p->shift = (bits + 1) / 2;
+}
+
+static inline u64 perm_round(const struct perm *p, u64 x)
+{
+	x = (x ^ p->seed) & p->mask;
+	x = (x * p->k1) & p->mask;
+	x ^= x >> p->shift;
+	x = (x * p->k2) & p->mask;
+	x ^= x >> p->shift;
+	return x;
+}
+
+static inline u64 perm_at(const struct perm *p, u64 i)
+{
+	u64 x = perm_round(p, i);
+
+	while (x >= p->n)
+		x = perm_round(p, x);
+	return x;
+}
+
 /* ---- memory: the slab's per-CPU caches, fast path only ---- */
 
+enum {
+	C_SEG64, C_SEG512, C_SEG4096, C_CHUNK, C_MOVED, C_RETRY, C_TRACKER,
+	NR_CACHES
+};
+
+static const char * const cache_names[NR_CACHES] = {
+	"seg64", "seg512", "seg4096", "live_chunk", "moved", "retry",
+	"tracker",
+};
+
+#define MAX_REGIONS 64
+
 struct cache {
-	const char *name;
 	size_t size;
-	char *base, *next, *end;
+	char *next, *end;	/* the current region's untouched part */
 	void *free;		/* freed objects, last in first out */
+	unsigned long nfree;
 	long live;
+	struct {
+		char *base;
+		size_t size;
+	} r[MAX_REGIONS];
+	unsigned int nr, cur;
 };
 
 struct cpu {
-	struct cache runs, maps;
+	struct cache c[NR_CACHES];
 } __attribute__((aligned(CACHELINE)));
 
 /*
  * A tracker as the kernel allocates it (struct aipu_mapping, include/aipu.h):
- * the tracker, a struct rhash_head (one pointer, here the hash chain) and a
- * struct rcu_head (two pointers), so its size is the kernel's.
+ * the tracker, its hash node and an rcu_head (two pointers), so its size is
+ * the kernel's.
  */
 struct bench_mapping {
-	struct aipu_tracker t;
-	struct bench_mapping *hnext;
+	struct aipu_ltracker t;
+	struct hlist_node node;
 	struct {
 		void *next, *func;
 	} rcu;
 };
 
-#define CPU_CACHES {							\
-	.runs = { .name = "run", .size = sizeof(struct aipu_run) },	\
-	.maps = { .name = "tracker", .size = sizeof(struct bench_mapping) }, \
+static const size_t cache_sizes[NR_CACHES] = {
+	64, 512, 4096, sizeof(struct aipu_live_chunk),
+	sizeof(struct aipu_moved), sizeof(struct aipu_retry),
+	sizeof(struct bench_mapping),
+};
+
+static struct cpu cpus[NCPUS];
+static __thread struct cpu *this_cpu = &cpus[0];
+
+/*
+ * A new region of memory for @c, at least @objs objects, huge-paged where
+ * the kernel allows it (the kernel's direct map is) and touched, so that
+ * no page fault lands in a timed window.
+ */
+static void cache_map(struct cache *c, unsigned long objs)
+{
+	size_t have = 0, want;
+	unsigned int i;
+	char *p;
+
+	if (c->nr == MAX_REGIONS)
+		die("cache of %zu-byte objects: too many regions", c->size);
+	for (i = 0; i < c->nr; i++)
+		have += c->r[i].size;
+	want = objs * c->size;
+	if (want < have / 2)
+		want = have / 2;
+	if (want < (4 << 20))
+		want = 4 << 20;
+	want = (want + (2 << 20) - 1) & ~(size_t)((2 << 20) - 1);
+	p = mmap(NULL, want, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap %zu bytes: %s", want, strerror(errno));
+	madvise(p, want, MADV_HUGEPAGE);
+	memset(p, 0, want);
+	c->r[c->nr].base = p;
+	c->r[c->nr].size = want;
+	c->nr++;
 }
 
-static struct cpu cpus[NCPUS] = { CPU_CACHES, CPU_CACHES };
+/* Objects handed out from here on come from region @i, in address order. */
+static void cache_use(struct cache *c, unsigned int i)
+{
+	c->cur = i;
+	c->next = c->r[i].base;
+	c->end = c->r[i].base + c->r[i].size / c->size * c->size;
+}
 
-static __thread struct cpu *this_cpu = &cpus[0];
+/* At least @n objects ready without mapping memory. */
+static void cache_ensure(struct cache *c, unsigned long n)
+{
+	if (c->nfree + (c->end - c->next) / c->size >= n)
+		return;
+	/* What is left of this region goes onto the free list. */
+	for (; c->next + c->size <= c->end; c->next += c->size) {
+		*(void **)c->next = c->free;
+		c->free = c->next;
+		c->nfree++;
+	}
+	if (c->cur + 1 >= c->nr)
+		cache_map(c, n);
+	cache_use(c, c->cur + 1);
+}
 
 static void *cache_alloc(struct cache *c)
 {
@@ -166,11 +319,11 @@ static void *cache_alloc(struct cache *c)
 
 	if (p) {
 		c->free = *(void **)p;
-	} else if (c->next + c->size <= c->end) {
+		c->nfree--;
+	} else {
+		cache_ensure(c, 1);
 		p = c->next;
 		c->next += c->size;
-	} else {
-		die("%s cache exhausted: reserved too little", c->name);
 	}
 	c->live++;
 	return p;
@@ -180,196 +333,228 @@ static void cache_free(struct cache *c, void *p)
 {
 	*(void **)p = c->free;
 	c->free = p;
+	c->nfree++;
 	c->live--;
 }
 
-/*
- * Room for @n objects, from the start of the cache's memory: objects are
- * handed out in address order, as from fresh slabs.  Transparent huge pages
- * where the kernel allows them, as the kernel's direct map is huge-paged.
- */
-static void cache_reserve(struct cache *c, unsigned long n)
+/* Every region unmapped. */
+static void cache_release(struct cache *c)
 {
-	size_t want = (n + 64) * c->size, have = c->end - c->base;
+	unsigned int i;
 
+	for (i = 0; i < c->nr; i++)
+		munmap(c->r[i].base, c->r[i].size);
+	c->nr = 0;
+}
+
+/* Empty, its regions kept (or unmapped with @release). */
+static void cache_reset(struct cache *c, bool release)
+{
+	if (c->live)
+		die("cache of %zu-byte objects: %ld objects not freed",
+		    c->size, c->live);
 	c->free = NULL;
-	c->live = 0;
-	if (have < want) {
-		want = (want + (2 << 20) - 1) & ~(size_t)((2 << 20) - 1);
-		if (c->base)
-			munmap(c->base, have);
-		c->base = mmap(NULL, want, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (c->base == MAP_FAILED)
-			die("mmap %zu bytes: %s", want, strerror(errno));
-		madvise(c->base, want, MADV_HUGEPAGE);
-		memset(c->base, 0, want);
-		c->end = c->base + want;
-	}
-	c->next = c->base;
+	c->nfree = 0;
+	if (release)
+		cache_release(c);
+	if (!c->nr)
+		cache_map(c, 0);
+	cache_use(c, 0);
 }
 
 /*
  * The first @n objects handed out in random address order, as a slab that
  * has served a long-running workload would: consecutive allocations land in
- * unrelated cache lines.
+ * unrelated cache lines.  The cache must be empty (just reset).
  */
 static void cache_scatter(struct cache *c, unsigned long n, u64 seed)
 {
-	u32 *order = malloc(n * sizeof(*order));
+	struct perm p;
 	unsigned long i;
 
-	if (!order)
-		die("out of memory");
-	for (i = 0; i < n; i++)
-		order[i] = i;
-	for (i = n; i > 1; i--) {
-		unsigned long j = rng_next(&seed) % i;
-		u32 x = order[i - 1];
-
-		order[i - 1] = order[j];
-		order[j] = x;
+	if (c->r[0].size / c->size < n) {
+		cache_release(c);
+		cache_map(c, n);
+		cache_use(c, 0);
 	}
+	perm_init(&p, n, seed);
 	c->free = NULL;
-	for (i = n; i > 0; i--) {
-		void *p = c->base + (size_t)order[i - 1] * c->size;
+	for (i = 0; i < n; i++) {
+		void *o = c->r[0].base + perm_at(&p, i) * c->size;
 
-		*(void **)p = c->free;
-		c->free = p;
+		*(void **)o = c->free;
+		c->free = o;
 	}
-	c->next = c->base + n * c->size;
-	free(order);
+	c->nfree = n;
+	c->next = c->r[0].base + n * c->size;
 }
 
-struct aipu_run *aipu_run_alloc(void)
+/* Every cache of this thread ready for a timed batch or hold. */
+static void caches_ensure(void)
 {
-	return cache_alloc(&this_cpu->runs);
+	unsigned int i;
+
+	for (i = 0; i < NR_CACHES; i++)
+		cache_ensure(&this_cpu->c[i], ENSURE);
 }
 
-void aipu_run_free(struct aipu_run *r)
+static struct cache *seg_cache(unsigned int bytes)
 {
-	cache_free(&this_cpu->runs, r);
+	return &this_cpu->c[bytes <= 64 ? C_SEG64 :
+			    bytes <= 512 ? C_SEG512 : C_SEG4096];
 }
 
-struct aipu_tracker *aipu_tracker_alloc(void)
+struct aipu_seg *aipu_seg_alloc(unsigned int bytes)
 {
-	struct bench_mapping *m = cache_alloc(&this_cpu->maps);
+	return cache_alloc(seg_cache(bytes));
+}
+
+void aipu_seg_free(struct aipu_seg *s, unsigned int bytes)
+{
+	cache_free(seg_cache(bytes), s);
+}
+
+struct aipu_live_chunk *aipu_live_chunk_alloc(void)
+{
+	return cache_alloc(&this_cpu->c[C_CHUNK]);
+}
+
+void aipu_live_chunk_free(struct aipu_live_chunk *c)
+{
+	cache_free(&this_cpu->c[C_CHUNK], c);
+}
+
+struct aipu_moved *aipu_moved_alloc(void)
+{
+	return cache_alloc(&this_cpu->c[C_MOVED]);
+}
+
+void aipu_moved_free(struct aipu_moved *m)
+{
+	cache_free(&this_cpu->c[C_MOVED], m);
+}
+
+struct aipu_retry *aipu_retry_alloc(void)
+{
+	return cache_alloc(&this_cpu->c[C_RETRY]);
+}
+
+void aipu_retry_free(struct aipu_retry *r)
+{
+	cache_free(&this_cpu->c[C_RETRY], r);
+}
+
+struct aipu_ltracker *aipu_ltracker_alloc(void)
+{
+	struct bench_mapping *m = cache_alloc(&this_cpu->c[C_TRACKER]);
 
 	return &m->t;
 }
 
-static struct bench_mapping *to_mapping(struct aipu_tracker *t)
+static struct bench_mapping *to_mapping(struct aipu_ltracker *t)
 {
 	return container_of(t, struct bench_mapping, t);
 }
 
-void aipu_tracker_free(struct aipu_tracker *t)
+void aipu_ltracker_free(struct aipu_ltracker *t)
 {
-	cache_free(&this_cpu->maps, to_mapping(t));
+	cache_free(&this_cpu->c[C_TRACKER], to_mapping(t));
 }
 
-/* ---- the tracker table: a stand-in for the kernel's rhashtable ---- */
+/* Objects of every cache of every CPU: what the queue holds. */
+static void objects_live(long *n)
+{
+	unsigned int i, k;
 
-#define TABLE_MIN_BITS 6	/* rhashtable's HASH_DEFAULT_SIZE, 64 */
+	for (k = 0; k < NR_CACHES; k++)
+		for (n[k] = 0, i = 0; i < NCPUS; i++)
+			n[k] += cpus[i].c[k].live;
+}
+
+/* ---- the tracker table: the kernel's layout (src/mapping.c) ---- */
 
 static struct {
-	struct bench_mapping **b;
+	struct hlist_head *b;
 	unsigned int bits;
-	unsigned long nelems, grows;
+	unsigned long nelems;
 } table;
 
-static inline unsigned long key_hash(const void *key, unsigned int bits)
+/* hash_ptr() of include/linux/hash.h on 64 bits. */
+static inline unsigned long key_hash(const void *key)
 {
-	return (u64)(uintptr_t)key * 0x61c8864680b583ebull >> (64 - bits);
+	return (u64)(uintptr_t)key * 0x61c8864680b583ebull >> (64 - table.bits);
 }
 
-static void table_set(unsigned int bits)
+/* One bucket per AIPU_TABLE_PAGES_PER_BUCKET pages of this host's memory. */
+static void table_init(void)
 {
-	struct bench_mapping **old = table.b, *m, *n;
-	unsigned long i, size = 1UL << table.bits;
+	unsigned long want = sysconf(_SC_PHYS_PAGES) /
+			     AIPU_TABLE_PAGES_PER_BUCKET;
+	unsigned int bits = 0;
 
+	while (want >> (bits + 1))
+		bits++;
+	if (bits < AIPU_TABLE_MIN_BITS)
+		bits = AIPU_TABLE_MIN_BITS;
+	if (bits > AIPU_TABLE_MAX_BITS)
+		bits = AIPU_TABLE_MAX_BITS;
+	table.bits = bits;
 	table.b = calloc(1UL << bits, sizeof(*table.b));
 	if (!table.b)
 		die("out of memory for the table");
-	for (i = 0; old && i < size; i++) {
-		for (m = old[i]; m; m = n) {
-			unsigned long h = key_hash(m->t.key, bits);
-
-			n = m->hnext;
-			m->hnext = table.b[h];
-			table.b[h] = m;
-		}
-	}
-	free(old);
-	table.bits = bits;
 }
 
-/* rhashtable's deferred worker: above 75% load, double.  Never timed. */
-static void table_grow(void)
+struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
 {
-	while (table.nelems > (3UL << table.bits) / 4) {
-		table_set(table.bits + 1);
-		table.grows++;
-	}
-}
+	struct bench_mapping *m;
 
-static void table_reset(void)
-{
-	if (table.nelems)
-		die("table: %lu trackers left after track_clear()",
-		    table.nelems);
-	free(table.b);
-	table.b = NULL;
-	table.bits = 0;
-	table_set(TABLE_MIN_BITS);
-	table.grows = 0;
-}
-
-struct aipu_tracker *aipu_tracker_lookup(const void *key)
-{
-	struct bench_mapping *m = table.b[key_hash(key, table.bits)];
-
-	for (; m; m = m->hnext)
+	hlist_for_each_entry(m, &table.b[key_hash(key)], node)
 		if (m->t.key == key)
 			return &m->t;
 	return NULL;
 }
 
-int aipu_tracker_insert(struct aipu_tracker *t)
+int aipu_ltracker_insert(struct aipu_ltracker *t)
 {
-	struct bench_mapping *m = to_mapping(t), **head;
-
-	if (aipu_tracker_lookup(t->key))
-		return -EEXIST;
-	head = &table.b[key_hash(t->key, table.bits)];
-	m->hnext = *head;
-	*head = m;
+	hlist_add_head(&to_mapping(t)->node, &table.b[key_hash(t->key)]);
 	table.nelems++;
 	return 0;
 }
 
-void aipu_tracker_remove(struct aipu_tracker *t)
+void aipu_ltracker_remove(struct aipu_ltracker *t)
 {
-	struct bench_mapping *m = to_mapping(t), **p;
-
-	for (p = &table.b[key_hash(t->key, table.bits)]; *p; p = &(*p)->hnext) {
-		if (*p == m) {
-			*p = m->hnext;
-			table.nelems--;
-			return;
-		}
-	}
-	die("aipu_tracker_remove: tracker not in the table");
+	hlist_del(&to_mapping(t)->node);
+	table.nelems--;
 }
 
-/* ---- devices ---- */
+/* ---- devices and their lock ---- */
 
 struct dev {
 	pthread_spinlock_t lock;
-	struct aipu_track tr;
+	u64 locked_at, held;
+	struct aipu_ltrack tr;
 } __attribute__((aligned(CACHELINE)));
 
 static struct dev devs[NDEVS];
+/* The wheel's slot width in jiffies: the module's, AIPU_SLOT_JIFFIES. */
+static unsigned long module_slot, slot_width;
+
+/* aipu_dev_lock(): the lock, and the clock read that times the hold. */
+static inline void dev_lock(struct dev *d)
+{
+	pthread_spin_lock(&d->lock);
+	d->locked_at = now_ns();
+}
+
+/* aipu_dev_unlock(): returns the hold, the clock reads included. */
+static inline u64 dev_unlock(struct dev *d)
+{
+	u64 held = now_ns() - d->locked_at;
+
+	d->held = held;
+	pthread_spin_unlock(&d->lock);
+	return held;
+}
 
 /* The key of file @i of device @dev: an address, never dereferenced. */
 static inline const void *file_key(unsigned int dev, unsigned long i)
@@ -378,55 +563,63 @@ static inline const void *file_key(unsigned int dev, unsigned long i)
 					 (u64)i * 1024);
 }
 
-/* The probe's work: find or make the tracker, record the page; lock held. */
+/*
+ * The probe's part of a clean -> dirty transition (src/hook.c): the tracker
+ * looked up before the lock, checked under it (made if there is none),
+ * ltrack_pages() for the page.
+ */
 static inline void probe(struct dev *d, const void *key, pgoff_t index,
 			 unsigned long time)
 {
-	struct aipu_tracker *t;
+	struct aipu_ltracker *t = aipu_ltracker_lookup(key);
 
-	pthread_spin_lock(&d->lock);
-	t = track_get(&d->tr, key, (void *)key);
+	dev_lock(d);
+	if (!t || !t->hashed)
+		t = ltrack_get(&d->tr, key, (void *)key);
 	if (t)
-		track_pages(&d->tr, t, index, 1, time, false);
-	pthread_spin_unlock(&d->lock);
+		ltrack_pages(&d->tr, t, index, 1, time);
+	dev_unlock(d);
 	if (!t)
-		die("track_get failed");
+		die("ltrack_get failed");
+}
+
+/* Every file of @d forgotten (rmmod's loop, no budget), untimed. */
+static void dev_clear(struct dev *d)
+{
+	struct aipu_ltracker *t;
+
+	while ((t = list_first_entry_or_null(&d->tr.trackers,
+					     struct aipu_ltracker, link)))
+		if (!ltrack_kill(&d->tr, t, ~0UL))
+			die("ltrack_kill with no budget did not finish");
 }
 
 /*
- * Forget everything: track_clear() on every device, then check that it gave
- * back every run and tracker (a leak in track.c would show here), and start
- * the caches and the table afresh with room for @runs and @maps.
+ * Forget everything: every file of every device killed, then check that
+ * every object and tracker came back (a leak in the queue would show here),
+ * and start the caches afresh (@release: their memory unmapped).
  */
-static void world_reset(unsigned long runs, unsigned long maps)
+static void world_reset(bool release)
 {
-	long live_runs = 0, live_maps = 0;
-	unsigned int i;
+	unsigned int i, k;
 
 	this_cpu = &cpus[0];
 	for (i = 0; i < NDEVS; i++) {
-		struct aipu_stats *st = &devs[i].tr.st;
+		struct aipu_lstats *st = &devs[i].tr.st;
 
-		track_clear(&devs[i].tr);
-		if (st->runs_tracked || st->pages_tracked || st->trackers)
-			die("track_clear left runs %llu pages %llu trackers %llu",
-			    (unsigned long long)st->runs_tracked,
-			    (unsigned long long)st->pages_tracked,
-			    (unsigned long long)st->trackers);
-		track_init(&devs[i].tr);
+		dev_clear(&devs[i]);
+		if (st->trackers || st->bytes || st->pages)
+			die("after every kill: trackers %llu bytes %llu pages %llu",
+			    (unsigned long long)st->trackers,
+			    (unsigned long long)st->bytes,
+			    (unsigned long long)st->pages);
+		ltrack_init(&devs[i].tr, slot_width, T0);
 	}
-	for (i = 0; i < NCPUS; i++) {
-		live_runs += cpus[i].runs.live;
-		live_maps += cpus[i].maps.live;
-	}
-	if (live_runs || live_maps)
-		die("after track_clear: %ld runs, %ld trackers not freed",
-		    live_runs, live_maps);
-	table_reset();
-	for (i = 0; i < NCPUS; i++) {
-		cache_reserve(&cpus[i].runs, i ? 0 : runs);
-		cache_reserve(&cpus[i].maps, i ? 0 : maps);
-	}
+	if (table.nelems)
+		die("table: %lu trackers left after every kill", table.nelems);
+	for (i = 0; i < NCPUS; i++)
+		for (k = 0; k < NR_CACHES; k++)
+			cache_reset(&cpus[i].c[k], release);
 }
 
 /* ---- samples and statistics ---- */
@@ -455,6 +648,7 @@ struct timed {
 	struct samples s;
 	unsigned long n, disturbed;
 	double raw_max;			/* disturbed ones included */
+	double sum;			/* of those kept */
 	double round_max[MAX_ROUNDS];
 	double round_median[MAX_ROUNDS];	/* set by stats_of() */
 	size_t round_start[MAX_ROUNDS];		/* index in @s */
@@ -468,6 +662,7 @@ static void timed_clear(struct timed *t)
 	t->n = 0;
 	t->disturbed = 0;
 	t->raw_max = 0;
+	t->sum = 0;
 	t->rounds = 0;
 	t->rounds_sorted = false;
 }
@@ -490,6 +685,7 @@ static void timed_add(struct timed *t, double ns, bool disturbed)
 		return;
 	}
 	samples_add(&t->s, ns);
+	t->sum += ns;
 	if (t->rounds && ns > t->round_max[t->rounds - 1])
 		t->round_max[t->rounds - 1] = ns;
 }
@@ -571,8 +767,6 @@ static struct stats stats_of(struct timed *t)
 {
 	struct stats st = { .n = t->s.n };
 	struct samples *s = &t->s;
-	double sum = 0;
-	size_t i;
 
 	st.round_max = median_of(t->round_max, t->rounds);
 	if (!t->rounds_sorted)
@@ -580,9 +774,7 @@ static struct stats stats_of(struct timed *t)
 	if (!s->n)
 		return st;
 	qsort(s->v, s->n, sizeof(*s->v), cmp_float);
-	for (i = 0; i < s->n; i++)
-		sum += s->v[i];
-	st.mean = sum / s->n;
+	st.mean = t->sum / s->n;
 	st.median = pct(s->v, s->n, 0.5);
 	st.p99 = pct(s->v, s->n, 0.99);
 	st.p999 = pct(s->v, s->n, 0.999);
@@ -694,149 +886,7 @@ static void noise_end(FILE *f, const struct noise *n)
 	printf("\nMeasured in %.2f s; meanwhile the hypervisor stole %.2f CPU-s from this host's 2 CPUs, and the main thread was disturbed %ld times (samples disturbed are left out above and counted in the JSON).\n",
 	       s, steal, cs);
 	fprintf(f, "\"noise\": {\"seconds\": %.2f, \"steal_s\": %.2f, "
-		"\"involuntary_switches\": %ld}", s, steal, cs);
-}
-
-/* ---- generating transitions ---- */
-
-enum pattern {
-	P_RANDOM_ONE,		/* random single pages of one file */
-	P_RANDOM_SPREAD,	/* the same over files of about SPREAD runs */
-	P_SEQ_1024,		/* sequential, a new jiffy every 1,024 pages */
-	P_SEQ_1,		/* sequential, a new jiffy every page */
-	P_NR,
-};
-
-static const char * const pattern_names[P_NR] = {
-	"random pages, one file",
-	"random pages, files of <= 32,768 runs",
-	"sequential, 1,024 pages a jiffy",
-	"sequential, a page a jiffy",
-};
-
-static const char * const pattern_ids[P_NR] = {
-	"random_one", "random_spread", "seq_1024", "seq_1",
-};
-
-struct gen {
-	enum pattern p;
-	unsigned int dev;
-	unsigned long nfiles;
-	u32 seed;
-	u64 rng;
-};
-
-static unsigned long files_for(enum pattern p, unsigned long n)
-{
-	return p == P_RANDOM_SPREAD ? (n + SPREAD - 1) / SPREAD : 1;
-}
-
-static void gen_init(struct gen *g, enum pattern p, unsigned int dev,
-		     unsigned long n, u32 seed)
-{
-	g->p = p;
-	g->dev = dev;
-	g->nfiles = files_for(p, n);
-	g->seed = seed;
-	g->rng = 0x9e3779b97f4a7c15ull ^ seed;
-}
-
-static inline void gen_step(struct gen *g, unsigned long i,
-			    const void **key, pgoff_t *index,
-			    unsigned long *time)
-{
-	unsigned long file = 0;
-
-	switch (g->p) {
-	case P_RANDOM_SPREAD:
-		file = rng_next(&g->rng) % g->nfiles;
-		/* fall through */
-	case P_RANDOM_ONE:
-		*index = mix32((u32)i + g->seed);
-		*time = T0 + i / JIFFY_PAGES;
-		break;
-	case P_SEQ_1024:
-		*index = i;
-		*time = T0 + i / 1024;
-		break;
-	default:
-		*index = i;
-		*time = T0 + i;
-		break;
-	}
-	*key = file_key(g->dev, file);
-}
-
-/* Upper bounds of the runs @n transitions of @p can make. */
-static unsigned long runs_for(enum pattern p, unsigned long n)
-{
-	switch (p) {
-	case P_RANDOM_SPREAD:
-		return n;
-	case P_SEQ_1024:
-		return n / 1024 + 2;
-	default:
-		return n < AIPU_RUNS_PER_TRACKER_MAX ? n :
-		       AIPU_RUNS_PER_TRACKER_MAX;
-	}
-}
-
-/*
- * @n transitions of @g on @d, a batch at a time.  Batches that start at or
- * after @keep_from and are whole go into @keep (ns per transition).  The
- * table grows between batches, untimed.
- */
-static void fill(struct dev *d, struct gen *g, unsigned long n,
-		 struct timed *keep, unsigned long keep_from)
-{
-	const void *k[BATCH];
-	unsigned long tm[BATCH], i, j, m;
-	pgoff_t ix[BATCH];
-	long cs = 0;
-	u64 t0, t1;
-
-	for (i = 0; i < n; i += m) {
-		m = n - i < BATCH ? n - i : BATCH;
-		for (j = 0; j < m; j++)
-			gen_step(g, i + j, &k[j], &ix[j], &tm[j]);
-		if (keep)
-			cs = disturbances();
-		t0 = now_ns();
-		for (j = 0; j < m; j++)
-			probe(d, k[j], ix[j], tm[j]);
-		t1 = now_ns();
-		if (keep && i >= keep_from && m == BATCH)
-			timed_add(keep, (double)(t1 - t0) / BATCH,
-				  disturbances() != cs);
-		table_grow();
-	}
-}
-
-/* ---- what a device tracks: the memory table's input ---- */
-
-struct mem_row {
-	char what[96];
-	unsigned long dirtied, pages, runs, trackers, fallbacks, buckets;
-};
-
-static struct mem_row mem_rows[64];
-static unsigned int nr_mem_rows;
-
-static struct mem_row *mem_note(struct dev *d)
-{
-	struct aipu_stats *st = &d->tr.st;
-	struct mem_row *r;
-
-	if (nr_mem_rows == ARRAY_SIZE(mem_rows))
-		die("too many memory rows");
-	r = &mem_rows[nr_mem_rows++];
-	r->dirtied = st->pages_dirtied;
-	r->pages = st->pages_tracked;
-	r->runs = st->runs_tracked;
-	r->trackers = st->trackers;
-	r->fallbacks = st->fallbacks;
-	r->buckets = 1UL << table.bits;
-	return r;
+		"\"disturbances\": %ld}", s, steal, cs);
 }
 
 static void print_rounds(const double *v, unsigned int n, double scale)
@@ -847,22 +897,206 @@ static void print_rounds(const double *v, unsigned int n, double scale)
 		printf("%s%.*f", r ? ", " : "", scale > 1 ? 1 : 0, v[r] / scale);
 }
 
-/* ---- 1. cost per transition against runs per file ---- */
+static void table_end(FILE *f, const struct noise *nz)
+{
+	fprintf(f, "\n], ");
+	noise_end(f, nz);
+	fprintf(f, "}\n");
+	json_close(f);
+}
+
+/* ---- generating transitions ---- */
+
+enum pattern {
+	P_RANDOM_ONE,		/* every page of one file once, random order */
+	P_RANDOM_SPREAD,	/* the same over files of at most SPREAD pages */
+	P_RANDOM_SPARSE,	/* random pages anywhere in 2^32: a chunk each */
+	P_SEQ_1024,		/* sequential, a new jiffy every 1,024 pages */
+	P_SEQ_1,		/* sequential, a new jiffy every page */
+	P_SMALL,		/* files of SMALL_PAGES pages, written whole */
+	P_NR,
+};
+
+static const char * const pattern_names[P_NR] = {
+	"random pages, one file",
+	"random pages, files of <= 262,144 pages",
+	"random pages, sparse (a 512-page live chunk each)",
+	"sequential, 1,024 pages a jiffy",
+	"sequential, a page a jiffy",
+	"files of 4 pages, written whole",
+};
+
+static const char * const pattern_ids[P_NR] = {
+	"random_one", "random_spread", "random_sparse", "seq_1024", "seq_1",
+	"small",
+};
+
+struct gen {
+	enum pattern p;
+	unsigned int dev;
+	unsigned long nfiles;
+	u32 seed;
+	struct perm perm;
+};
+
+static unsigned long files_for(enum pattern p, unsigned long n)
+{
+	if (p == P_RANDOM_SPREAD)
+		return (n + SPREAD - 1) / SPREAD;
+	if (p == P_SMALL)
+		return (n + SMALL_PAGES - 1) / SMALL_PAGES;
+	return 1;
+}
+
+static void gen_init(struct gen *g, enum pattern p, unsigned int dev,
+		     unsigned long n, u32 seed)
+{
+	g->p = p;
+	g->dev = dev;
+	g->nfiles = files_for(p, n);
+	g->seed = seed;
+	perm_init(&g->perm, n, seed);
+}
+
+static inline void gen_step(struct gen *g, unsigned long i,
+			    const void **key, pgoff_t *index,
+			    unsigned long *time)
+{
+	unsigned long file = 0;
+	u64 x;
+
+	*time = T0 + i / JIFFY_PAGES;
+	switch (g->p) {
+	case P_RANDOM_ONE:
+		*index = perm_at(&g->perm, i);
+		break;
+	case P_RANDOM_SPREAD:
+		x = perm_at(&g->perm, i);
+		file = x % g->nfiles;
+		*index = x / g->nfiles;
+		break;
+	case P_RANDOM_SPARSE:
+		*index = mix32((u32)i + g->seed);
+		break;
+	case P_SMALL:
+		file = i / SMALL_PAGES;
+		*index = i % SMALL_PAGES;
+		break;
+	case P_SEQ_1024:
+		*index = i;
+		break;
+	default:
+		*index = i;
+		*time = T0 + i;
+		break;
+	}
+	*key = file_key(g->dev, file);
+}
+
+/* The time after every transition of @n of @p: every page due before it. */
+static unsigned long gen_end(enum pattern p, unsigned long n)
+{
+	return p == P_SEQ_1 ? T0 + n + 1 : T0 + n / JIFFY_PAGES + 1;
+}
+
+/*
+ * @n transitions of @g on @d, a batch at a time.  Batches that start at or
+ * after @keep_from and are whole go into @keep (ns per transition); with
+ * @holds, every hold of the lock of every batch not disturbed, one by one.
+ */
+static void fill(struct dev *d, struct gen *g, unsigned long n,
+		 struct timed *keep, unsigned long keep_from,
+		 struct timed *holds)
+{
+	unsigned long tm[BATCH], i, j, m;
+	const void *k[BATCH];
+	pgoff_t ix[BATCH];
+	double h[BATCH];
+	bool disturbed;
+	long cs = 0;
+	u64 t0, t1;
+
+	for (i = 0; i < n; i += m) {
+		m = n - i < BATCH ? n - i : BATCH;
+		for (j = 0; j < m; j++)
+			gen_step(g, i + j, &k[j], &ix[j], &tm[j]);
+		caches_ensure();
+		if (keep || holds)
+			cs = disturbances();
+		t0 = now_ns();
+		for (j = 0; j < m; j++) {
+			probe(d, k[j], ix[j], tm[j]);
+			h[j] = d->held;
+		}
+		t1 = now_ns();
+		if (!keep && !holds)
+			continue;
+		disturbed = disturbances() != cs;
+		if (keep && i >= keep_from && m == BATCH)
+			timed_add(keep, (double)(t1 - t0) / BATCH, disturbed);
+		for (j = 0; holds && j < m; j++)
+			timed_add(holds, h[j], disturbed);
+	}
+}
+
+/* ---- what a device holds: the memory table's input ---- */
+
+struct mem_row {
+	char what[112];
+	unsigned long dirtied, pages, files, fallbacks;
+	long objs[NR_CACHES];
+};
+
+static struct mem_row mem_rows[128];
+static unsigned int nr_mem_rows;
+
+static struct mem_row *mem_note(struct dev *d, const char *fmt, ...)
+{
+	struct aipu_lstats *st = &d->tr.st;
+	struct mem_row *r;
+	va_list ap;
+
+	if (nr_mem_rows == ARRAY_SIZE(mem_rows))
+		die("too many memory rows");
+	r = &mem_rows[nr_mem_rows++];
+	va_start(ap, fmt);
+	vsnprintf(r->what, sizeof(r->what), fmt, ap);
+	va_end(ap);
+	r->dirtied = st->pages_dirtied;
+	r->pages = st->pages;
+	r->files = st->trackers;
+	r->fallbacks = st->fallbacks;
+	objects_live(r->objs);
+	return r;
+}
+
+static double mem_bytes(const struct mem_row *r, bool trackers)
+{
+	double b = 0;
+	unsigned int k;
+
+	for (k = 0; k < NR_CACHES; k++)
+		if (trackers || k != C_TRACKER)
+			b += (double)r->objs[k] * cache_sizes[k];
+	return b;
+}
+
+/* ---- 1. cost per transition against pages dirtied per file ---- */
 
 static unsigned long min_batches(void)
 {
 	return quick ? 256 : 1024;
 }
 
-static void runs_row(FILE *f, enum pattern p, unsigned long n,
-		     struct timed *all, bool first)
+static void pages_row(FILE *f, enum pattern p, unsigned long n,
+		      struct timed *all, bool first)
 {
 	unsigned long keep = (n / 2 + BATCH - 1) / BATCH * BATCH, per, reps;
 	unsigned int r, rep;
 	struct mem_row *mr;
 	struct stats st;
 	struct gen g;
-	char b1[32];
+	char b1[32], b2[32], b3[32];
 
 	per = n > keep ? (n - keep) / BATCH : 0;
 	if (!per) {
@@ -874,104 +1108,138 @@ static void runs_row(FILE *f, enum pattern p, unsigned long n,
 	for (r = 0; r < rounds; r++) {
 		timed_round(all);
 		for (rep = 0; rep < reps; rep++) {
-			world_reset(runs_for(p, n), files_for(p, n) + 1);
+			world_reset(false);
 			gen_init(&g, p, 0, n, 77 + r * 1000 + rep);
-			fill(&devs[0], &g, n, all, keep);
+			fill(&devs[0], &g, n, all, keep, NULL);
 		}
 	}
-	mr = mem_note(&devs[0]);
-	snprintf(mr->what, sizeof(mr->what), "%s, N = %s", pattern_names[p],
-		 with_commas(n, b1));
+	mr = mem_note(&devs[0], "%s, N = %s", pattern_names[p],
+		      with_commas(n, b1));
 	fprintf(f, "%s{\"pattern\": \"%s\", \"pattern_name\": \"%s\", "
-		"\"n\": %lu, \"fills_per_round\": %lu, \"runs_tracked\": %lu, "
-		"\"pages_tracked\": %lu, \"pages_dirtied\": %lu, "
-		"\"fallbacks\": %lu, \"trackers\": %lu", first ? "" : ",\n",
-		pattern_ids[p], pattern_names[p], n, reps, mr->runs, mr->pages,
-		mr->dirtied, mr->fallbacks, mr->trackers);
+		"\"n\": %lu, \"fills_per_round\": %lu, \"pages_dirtied\": %lu, "
+		"\"pages_tracked\": %lu, \"pages_by_fallback\": %lu, "
+		"\"fallbacks\": %lu, \"files\": %lu, \"bytes\": %.0f",
+		first ? "" : ",\n", pattern_ids[p], pattern_names[p], n, reps,
+		mr->dirtied, mr->pages, mr->dirtied - mr->pages, mr->fallbacks,
+		mr->files, mem_bytes(mr, true));
 	st = json_timed(f, "ns", all);
 	fprintf(f, "}");
 	printf("| %s | %s | %.0f | %.0f | %.0f | ", pattern_names[p],
 	       with_commas(n, b1), st.median, st.p99, st.p999);
 	print_rounds(all->round_median, all->rounds, 1);
-	printf(" | %.1f | %lu of %lu | %lu | %lu | %lu | %lu |\n",
-	       st.max * BATCH / 1e3, all->disturbed, all->n, mr->runs,
-	       mr->pages, mr->fallbacks, mr->trackers);
+	printf(" | %.1f | %lu of %lu | %s | %s | %lu | %lu |\n",
+	       st.max * BATCH / 1e3, all->disturbed, all->n,
+	       with_commas(mr->pages, b2),
+	       with_commas(mr->dirtied - mr->pages, b3), mr->fallbacks,
+	       mr->files);
 	fflush(stdout);
 }
 
-static void measure_runs(const unsigned long *sizes, unsigned int nsizes)
+static void measure_pages(const unsigned long *sizes, unsigned int nsizes)
 {
 	static const enum pattern pats[] = {
-		P_RANDOM_ONE, P_RANDOM_SPREAD, P_SEQ_1024, P_SEQ_1,
+		P_RANDOM_ONE, P_RANDOM_SPREAD, P_RANDOM_SPARSE, P_SEQ_1024,
+		P_SEQ_1,
 	};
 	struct noise nz = noise_begin();
-	FILE *f = json_open("runs");
+	FILE *f = json_open("pages");
 	struct timed all = { 0 };
 	unsigned int pi, si;
 
-	printf("\n## 1. ns per clean->dirty transition against runs per file\n\n");
-	printf("Lock, track_get(), track_pages(), unlock, for one page each; batches of %d transitions timed with clock_gettime and divided by %d; median, p99 and p99.9 over the batches of the second half of each fill (the file holds N/2 to N pages when they run), pooled over %u rounds; a fill is repeated until at least %lu batches are timed. A new jiffy every 1,024 transitions for the random patterns. \"max batch\": the longest batch of %d transitions not disturbed, an upper bound of the longest single probe. Runs, pages in runs, fallbacks and files: the device at the end of the last fill.\n\n",
-	       BATCH, BATCH, rounds, min_batches(), BATCH);
-	printf("| pattern | N pages dirtied | median ns | p99 ns | p99.9 ns | round medians ns | max batch µs | disturbed batches | runs tracked | pages in runs | fallbacks | files |\n");
+	printf("\n## 1. ns per clean->dirty transition against pages dirtied per file\n\n");
+	printf("The probe's part of a transition, as src/hook.c does it: the tracker looked up in the table before the lock, the lock taken and the clock read (aipu_dev_lock()), the tracker checked (ltrack_get() if the file has none), ltrack_pages() for one page, the clock read and the lock dropped. Batches of %d transitions timed with clock_gettime and divided by %d; median, p99 and p99.9 over the batches of the second half of each fill (the file holds N/2 to N pages when they run), pooled over %u rounds; a fill is repeated until at least %lu batches are timed. A new jiffy every %d transitions (sequential, a page a jiffy: every page). \"Random pages, one file\": a file of N pages, each dirtied once in random order; \"files of <= 262,144 pages\": the same N pages over N/262,144 files, picked at random, so that no file reaches the cap; \"sparse\": random pages anywhere in a 2^32-page file, each in a live chunk of its own (the live set's worst case). \"max batch\": the longest batch of %d transitions not disturbed, an upper bound of the longest single probe. A file whose log holds AIPU_LTRACK_BYTES_MAX = %lu bytes (about %lu single-page entries) is bounded as a whole from then on (its whole-file entry, one fallback), so its later pages are not tracked one by one: \"pages tracked one by one\" are those in the files' logs, \"pages bounded by fallback\" the rest, at the end of the last fill.\n\n",
+	       BATCH, BATCH, rounds, min_batches(), JIFFY_PAGES, BATCH,
+	       AIPU_LTRACK_BYTES_MAX, AIPU_LTRACK_BYTES_MAX / 4096 *
+	       ((4096 - sizeof(struct aipu_seg)) / 8));
+	printf("| pattern | N pages dirtied | median ns | p99 ns | p99.9 ns | round medians ns | max batch µs | disturbed batches | pages tracked one by one | pages bounded by fallback | fallbacks | files |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-	fprintf(f, "{\"measurement\": \"runs\", \"batch\": %d, \"rounds\": %u, "
-		"\"unit\": \"ns per transition\", \"rows\": [\n", BATCH, rounds);
+	fprintf(f, "{\"measurement\": \"pages\", \"batch\": %d, \"rounds\": %u, "
+		"\"bytes_max\": %lu, \"unit\": \"ns per transition\", "
+		"\"rows\": [\n", BATCH, rounds, AIPU_LTRACK_BYTES_MAX);
 	for (pi = 0; pi < ARRAY_SIZE(pats); pi++)
 		for (si = 0; si < nsizes; si++)
-			runs_row(f, pats[pi], sizes[si], &all, !pi && !si);
-	fprintf(f, "\n], ");
-	noise_end(f, &nz);
-	fprintf(f, "}\n");
-	json_close(f);
-	world_reset(0, 0);
+			pages_row(f, pats[pi], sizes[si], &all, !pi && !si);
+	table_end(f, &nz);
+	world_reset(true);
 	timed_free(&all);
 }
 
 /* ---- 2. cost per transition against tracked files ---- */
 
 /*
- * Make @nfiles trackers (a page of each, in order), timing those
+ * Transitions of files [first, first + nfiles) of device @dev: transition
+ * @c is a new page of a file picked at random (the first page of every file
+ * was dirtied before, in file order).
+ */
+struct files_gen {
+	unsigned int dev;
+	unsigned long first, nfiles;
+	struct perm perm;
+};
+
+static void files_gen_init(struct files_gen *fg, unsigned int dev,
+			   unsigned long first, unsigned long nfiles,
+			   unsigned long n, u32 seed)
+{
+	fg->dev = dev;
+	fg->first = first;
+	fg->nfiles = nfiles;
+	perm_init(&fg->perm, nfiles * ((n + nfiles - 1) / nfiles + 1), seed);
+}
+
+static inline void files_step(const struct files_gen *fg, unsigned long c,
+			      const void **key, pgoff_t *index,
+			      unsigned long *time)
+{
+	u64 x = perm_at(&fg->perm, c);
+
+	*key = file_key(fg->dev, fg->first + x % fg->nfiles);
+	*index = 1 + x / fg->nfiles;
+	*time = T0 + (fg->nfiles + c) / JIFFY_PAGES;
+}
+
+/*
+ * Make @nfiles trackers (page 0 of each, in order), timing those
  * transitions into @create, then @n transitions, each a new page of a random
  * file, into @steady.
  */
 static void files_rep(unsigned long nfiles, unsigned long n, u32 seed,
 		      struct timed *create, struct timed *steady)
 {
-	const void *k[BATCH];
 	unsigned long tm[BATCH], i, j, m;
-	u64 rng = 0x2545f4914f6cdd1dull ^ seed, t0, t1;
+	const void *k[BATCH];
+	struct files_gen fg;
 	pgoff_t ix[BATCH];
+	u64 t0, t1;
 	long cs;
 
 	for (i = 0; i < nfiles; i += m) {
 		m = nfiles - i < BATCH ? nfiles - i : BATCH;
 		for (j = 0; j < m; j++) {
 			k[j] = file_key(0, i + j);
-			ix[j] = mix32((u32)(i + j) + seed);
+			ix[j] = 0;
 			tm[j] = T0 + (i + j) / JIFFY_PAGES;
 		}
+		caches_ensure();
 		cs = disturbances();
 		t0 = now_ns();
 		for (j = 0; j < m; j++)
 			probe(&devs[0], k[j], ix[j], tm[j]);
 		t1 = now_ns();
 		timed_add(create, (double)(t1 - t0) / m, disturbances() != cs);
-		table_grow();
 	}
+	files_gen_init(&fg, 0, 0, nfiles, n, seed);
 	for (i = 0; i < n; i += BATCH) {
-		for (j = 0; j < BATCH; j++) {
-			unsigned long c = nfiles + i + j;
-
-			k[j] = file_key(0, rng_next(&rng) % nfiles);
-			ix[j] = mix32((u32)c + seed);
-			tm[j] = T0 + c / JIFFY_PAGES;
-		}
+		for (j = 0; j < BATCH; j++)
+			files_step(&fg, i + j, &k[j], &ix[j], &tm[j]);
+		caches_ensure();
 		cs = disturbances();
 		t0 = now_ns();
 		for (j = 0; j < BATCH; j++)
 			probe(&devs[0], k[j], ix[j], tm[j]);
 		t1 = now_ns();
-		timed_add(steady, (double)(t1 - t0) / BATCH, disturbances() != cs);
+		timed_add(steady, (double)(t1 - t0) / BATCH,
+			  disturbances() != cs);
 	}
 }
 
@@ -985,14 +1253,16 @@ static void measure_files(const unsigned long *sizes, unsigned int nsizes)
 	char b1[32], b2[32];
 
 	printf("\n## 2. ns per transition against tracked files\n\n");
-	printf("F files on one device, each given one page first (\"first page of a file\": its tracker is made and inserted in the table), then %s transitions, each a new page of a file picked at random (\"new page, random file\"); batches of %d, median, p99 and p99.9 over batches, %lu fill(s) per round, %u rounds. The table is the hash stand-in; it grows between batches.\n\n",
-	       with_commas(n, b1), BATCH, reps, rounds);
-	printf("| files F | new page, random file: median ns | p99 ns | p99.9 ns | round medians ns | max batch µs | disturbed batches | first page of a file: median ns | p99 ns | table buckets | runs tracked |\n");
+	printf("F files on one device, each given its page 0 first (\"first page of a file\": its tracker is made and inserted in the table), then %s transitions, each a new page of a file picked at random (\"new page, random file\"); batches of %d, median, p99 and p99.9 over batches, %lu fill(s) per round, %u rounds. The table has the kernel's layout and size for this host's memory: %lu buckets (src/mapping.c: one per %d pages of memory, 2^%d to 2^%d), so past about one file a bucket its chains grow.\n\n",
+	       with_commas(n, b1), BATCH, reps, rounds, 1UL << table.bits,
+	       AIPU_TABLE_PAGES_PER_BUCKET, AIPU_TABLE_MIN_BITS,
+	       AIPU_TABLE_MAX_BITS);
+	printf("| files F | new page, random file: median ns | p99 ns | p99.9 ns | round medians ns | max batch µs | disturbed batches | first page of a file: median ns | p99 ns | files a bucket | pages tracked |\n");
 	printf("| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, "{\"measurement\": \"files\", \"batch\": %d, \"rounds\": "
 		"%u, \"transitions\": %lu, \"fills_per_round\": %lu, "
-		"\"unit\": \"ns per transition\", \"rows\": [\n", BATCH, rounds,
-		n, reps);
+		"\"table_buckets\": %lu, \"unit\": \"ns per transition\", "
+		"\"rows\": [\n", BATCH, rounds, n, reps, 1UL << table.bits);
 	for (si = 0; si < nsizes; si++) {
 		unsigned long nf = sizes[si];
 		struct stats sc, ss;
@@ -1004,35 +1274,30 @@ static void measure_files(const unsigned long *sizes, unsigned int nsizes)
 			timed_round(&steady);
 			timed_round(&create);
 			for (rep = 0; rep < reps; rep++) {
-				world_reset(nf + n, nf + 1);
+				world_reset(false);
 				files_rep(nf, n, 991 + r * 100 + rep, &create,
 					  &steady);
 			}
 		}
-		mr = mem_note(&devs[0]);
-		snprintf(mr->what, sizeof(mr->what),
-			 "random files, F = %s, %s pages", with_commas(nf, b1),
-			 with_commas(nf + n, b2));
-		fprintf(f, "%s{\"files\": %lu, \"table_buckets\": %lu, "
-			"\"runs_tracked\": %lu, \"trackers\": %lu",
-			si ? ",\n" : "", nf, mr->buckets, mr->runs,
-			mr->trackers);
+		mr = mem_note(&devs[0], "random files, F = %s, %s pages",
+			      with_commas(nf, b1), with_commas(nf + n, b2));
+		fprintf(f, "%s{\"files\": %lu, \"pages_tracked\": %lu, "
+			"\"trackers\": %lu", si ? ",\n" : "", nf, mr->pages,
+			mr->files);
 		ss = json_timed(f, "ns", &steady);
 		sc = json_timed(f, "create_ns", &create);
 		fprintf(f, "}");
 		printf("| %s | %.0f | %.0f | %.0f | ", with_commas(nf, b1),
 		       ss.median, ss.p99, ss.p999);
 		print_rounds(steady.round_median, steady.rounds, 1);
-		printf(" | %.1f | %lu of %lu | %.0f | %.0f | %lu | %lu |\n",
+		printf(" | %.1f | %lu of %lu | %.0f | %.0f | %.2f | %lu |\n",
 		       ss.max * BATCH / 1e3, steady.disturbed, steady.n,
-		       sc.median, sc.p99, mr->buckets, mr->runs);
+		       sc.median, sc.p99,
+		       (double)nf / (1UL << table.bits), mr->pages);
 		fflush(stdout);
 	}
-	fprintf(f, "\n], ");
-	noise_end(f, &nz);
-	fprintf(f, "}\n");
-	json_close(f);
-	world_reset(0, 0);
+	table_end(f, &nz);
+	world_reset(true);
 	timed_free(&create);
 	timed_free(&steady);
 }
@@ -1043,8 +1308,8 @@ struct worker {
 	pthread_t th;
 	unsigned int slot;	/* its per-CPU caches */
 	struct dev *d;
-	unsigned long first_file, nfiles, n;
-	u32 seed;
+	struct files_gen fg;
+	unsigned long n;
 	pthread_barrier_t *go;
 	struct timed t;
 	u64 ns, cpu;
@@ -1053,10 +1318,10 @@ struct worker {
 static void *worker_fn(void *arg)
 {
 	struct worker *w = arg;
-	const void *k[BATCH];
 	unsigned long tm[BATCH], i, j;
-	u64 rng = 0x9e3779b97f4a7c15ull ^ w->seed, t0, t1, start;
+	const void *k[BATCH];
 	pgoff_t ix[BATCH];
+	u64 t0, t1, start;
 	long cs;
 
 	this_cpu = &cpus[w->slot];
@@ -1064,20 +1329,16 @@ static void *worker_fn(void *arg)
 	w->cpu = cpu_ns();
 	start = now_ns();
 	for (i = 0; i < w->n; i += BATCH) {
-		for (j = 0; j < BATCH; j++) {
-			unsigned long c = w->nfiles + i + j;
-
-			k[j] = file_key(0, w->first_file +
-					rng_next(&rng) % w->nfiles);
-			ix[j] = mix32((u32)c + w->seed);
-			tm[j] = T0 + c / JIFFY_PAGES;
-		}
+		for (j = 0; j < BATCH; j++)
+			files_step(&w->fg, i + j, &k[j], &ix[j], &tm[j]);
+		caches_ensure();
 		cs = disturbances();
 		t0 = now_ns();
 		for (j = 0; j < BATCH; j++)
 			probe(w->d, k[j], ix[j], tm[j]);
 		t1 = now_ns();
-		timed_add(&w->t, (double)(t1 - t0) / BATCH, disturbances() != cs);
+		timed_add(&w->t, (double)(t1 - t0) / BATCH,
+			  disturbances() != cs);
 	}
 	w->ns = now_ns() - start;
 	w->cpu = cpu_ns() - w->cpu;
@@ -1088,8 +1349,8 @@ enum thread_cfg { ONE_THREAD, TWO_SHARED, TWO_OWN, NR_CFG };
 
 static const char * const cfg_names[NR_CFG] = {
 	"1 thread, 1 device",
-	"2 threads, same device (one lock, one aipu_track)",
-	"2 threads, a device each (own lock, own aipu_track)",
+	"2 threads, same device (one lock, one queue)",
+	"2 threads, a device each (own lock, own queue)",
 };
 
 static const char * const cfg_ids[NR_CFG] = {
@@ -1107,37 +1368,33 @@ static double threads_run(enum thread_cfg cfg, unsigned long n,
 			  unsigned long nfiles, u32 seed, struct timed *t,
 			  double *cpu_per, double *busy)
 {
-	u64 cpu = 0;
 	unsigned int nw = cfg == ONE_THREAD ? 1 : 2, i;
-	pthread_barrier_t go;
 	unsigned long f, before;
-	u64 t0, t1;
+	pthread_barrier_t go;
+	u64 t0, t1, cpu = 0;
 	size_t j;
 
-	world_reset(0, 0);
+	world_reset(false);
 	for (i = 0; i < nw; i++) {
 		struct worker *w = &workers[i];
 
 		w->slot = i;
 		w->d = &devs[cfg == TWO_OWN ? i : 0];
-		w->first_file = i * nfiles;
-		w->nfiles = nfiles;
+		files_gen_init(&w->fg, 0, i * nfiles, nfiles, n,
+			       seed + i * 7919);
 		w->n = n;
-		w->seed = seed + i * 7919;
 		w->go = &go;
 		timed_clear(&w->t);
 		w->t.s.cap = n / BATCH + 1;
 		w->t.s.v = realloc(w->t.s.v, w->t.s.cap * sizeof(float));
 		if (!w->t.s.v)
 			die("out of memory for samples");
-		cache_reserve(&cpus[i].runs, n + nfiles);
-		cache_reserve(&cpus[i].maps, nfiles + 1);
 		/* Every tracker exists before the clock starts. */
 		this_cpu = &cpus[i];
-		for (f = 0; f < nfiles; f++)
-			probe(w->d, file_key(0, i * nfiles + f),
-			      mix32((u32)f + w->seed), T0);
-		table_grow();
+		for (f = 0; f < nfiles; f++) {
+			caches_ensure();
+			probe(w->d, file_key(0, i * nfiles + f), 0, T0);
+		}
 	}
 	this_cpu = &cpus[0];
 	before = table.nelems;
@@ -1166,6 +1423,19 @@ static double threads_run(enum thread_cfg cfg, unsigned long n,
 			t->raw_max = w->t.raw_max;
 		cpu += w->cpu;
 	}
+	/* Objects a thread made are freed into its own caches. */
+	for (i = 0; i < NDEVS; i++) {
+		struct aipu_ltracker *tk;
+
+		while ((tk = list_first_entry_or_null(&devs[i].tr.trackers,
+						      struct aipu_ltracker,
+						      link))) {
+			this_cpu = &cpus[(to_mapping(tk)->t.key >=
+					  file_key(0, nfiles)) ? 1 : 0];
+			ltrack_kill(&devs[i].tr, tk, ~0UL);
+		}
+	}
+	this_cpu = &cpus[0];
 	*cpu_per = (double)cpu / (nw * n);
 	*busy = (double)cpu / (t1 - t0);
 	return (double)nw * n / ((t1 - t0) / 1e9);
@@ -1184,7 +1454,7 @@ static void measure_threads(void)
 
 	memset(t, 0, sizeof(t));
 	printf("\n## 3. One thread against two\n\n");
-	printf("Each thread dirties %s new pages, each of a random file among its own %lu (trackers made before the clock starts, so the table is only read); total transitions per second from the start barrier to the last thread's end; %u rounds, the three set-ups taken in turn within a round. \"CPU ns per transition\": the threads' CPU time (CLOCK_THREAD_CPUTIME_ID) per transition, and \"CPUs busy\": their CPU time over the wall time, both medians of rounds: on a shared host the wall-clock rate also measures how much CPU the threads got. Batch figures: ns per transition per batch of %d (wall), pooled over threads and rounds. The host has 2 cores, shared with other work.\n\n",
+	printf("Each thread dirties %s new pages, each of a random file among its own %lu (trackers made before the clock starts, so the table is only read; each thread allocates from its own per-CPU caches); total transitions per second from the start barrier to the last thread's end; %u rounds, the three set-ups taken in turn within a round. \"CPU ns per transition\": the threads' CPU time (CLOCK_THREAD_CPUTIME_ID) per transition, and \"CPUs busy\": their CPU time over the wall time, both medians of rounds: on a shared host the wall-clock rate also measures how much CPU the threads got. Batch figures: ns per transition per batch of %d (wall), pooled over threads and rounds. The host has 2 cores, shared with other work; a pthread spinlock stands for the kernel's raw spinlock, but a preempted holder keeps the other thread spinning, which interrupts-off holds never do.\n\n",
 	       with_commas(n, b1), nfiles, nr, BATCH);
 	printf("| set-up | transitions/s, median of rounds | best round | median vs 1 thread | CPU ns per transition | CPUs busy | batch median ns | batch p99 ns | disturbed batches | per round, M/s |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
@@ -1225,490 +1495,476 @@ static void measure_threads(void)
 		printf(" |\n");
 		timed_free(&t[c]);
 	}
-	fprintf(f, "\n], ");
-	noise_end(f, &nz);
-	fprintf(f, "}\n");
-	json_close(f);
-	world_reset(0, 0);
+	table_end(f, &nz);
+	world_reset(true);
 	for (c = 0; c < 2; c++)
 		timed_free(&workers[c].t);
 }
 
-/* ---- 4. phase 1 and phase 2 holds against the backlog ---- */
+/* ---- 4. the flusher's holds against the backlog ---- */
 
-/* Every run back on the age list, as before the scan (untimed). */
-static void scan_undo(struct aipu_track *tr)
-{
-	struct aipu_run *r;
+/* Timed sets of one backlog, pooled over rounds. */
+enum hold_kind {
+	H_PROBE, H_SCAN, H_TAKE, H_HANDBACK, H_END, H_FORGET, H_NR
+};
 
-	track_end_pass(tr, 0);
-	if (!list_empty(&tr->waiting))
-		die("the scan left due runs on the age list");
-	list_splice_init(&tr->pending, &tr->waiting);
-	list_for_each_entry(r, &tr->waiting, lru)
-		r->state = AIPU_WAITING;
-}
+static const char * const hold_ids[H_NR] = {
+	"probe", "scan", "take", "handback", "end_pass", "forget",
+};
+
+static const char * const hold_names[H_NR] = {
+	"a transition (probe)", "phase 1 (ltrack_scan)",
+	"phase 2 take (ltrack_take)",
+	"phase 2 hand-back (ltrack_done_pages, ltrack_put)",
+	"end of pass (ltrack_end_pass)", "rmmod (ltrack_kill of every file)",
+};
+
+/* Worst hold at 1 M pages, for the criterion line. */
+struct worst {
+	double p99, p999, max;
+	char p99_what[96], p999_what[96], max_what[96];
+};
+
+static struct worst crit;
+static bool crit_seen, wanted_holds;
+/*
+ * At 1 M pages, a pass that puts every page back: its hand-back, and its
+ * longest end-of-pass hold (wall, disturbed or not, and CPU time: too long
+ * to escape preemption in user space).
+ */
+static struct {
+	struct stats hb;
+	double end_wall, end_cpu;
+	bool seen;
+} dirty_crit;
 
 /*
- * Phase 1 as src/flusher.c's scan() runs it under policy aipu (no
- * max_batch): lock, track_scan() with a budget of @budget entries, unlock,
- * until it is done.  Each hold into @holds; returns the holds.
+ * A set's p99 counts only from 100 holds, its p99.9 from 1,000: below that
+ * they are its maximum, which counts as one.
  */
+static void crit_note(const char *what, const struct stats *st)
+{
+	if (!st->n)
+		return;
+	crit_seen = true;
+	if (st->n >= 100 && st->p99 > crit.p99) {
+		crit.p99 = st->p99;
+		snprintf(crit.p99_what, sizeof(crit.p99_what), "%s", what);
+	}
+	if (st->n >= 1000 && st->p999 > crit.p999) {
+		crit.p999 = st->p999;
+		snprintf(crit.p999_what, sizeof(crit.p999_what), "%s", what);
+	}
+	if (st->max > crit.max) {
+		crit.max = st->max;
+		snprintf(crit.max_what, sizeof(crit.max_what), "%s", what);
+	}
+}
+
+/* A hold of @d's lock around @call, timed into @holds. */
+#define TIMED_HOLD(d, holds, call)					\
+	do {								\
+		long cs_;						\
+									\
+		caches_ensure();					\
+		cs_ = disturbances();					\
+		dev_lock(d);						\
+		call;							\
+		timed_add((holds), dev_unlock(d),			\
+			  disturbances() != cs_);			\
+	} while (0)
+
+/* Phase 1 as src/flusher.c's scan() runs it: AIPU_SCAN_BATCH files a hold. */
 static unsigned long scan_timed(struct dev *d, unsigned long cutoff,
-				unsigned int budget, struct timed *holds)
+				struct timed *holds)
 {
 	unsigned long n = 0;
 	unsigned int b;
 	bool done;
-	u64 t0, t1;
-	long cs;
 
 	do {
-		b = budget;
-		cs = disturbances();
-		pthread_spin_lock(&d->lock);
-		t0 = now_ns();
-		done = track_scan(&d->tr, cutoff, false, 0, &b);
-		t1 = now_ns();
-		pthread_spin_unlock(&d->lock);
-		timed_add(holds, t1 - t0, disturbances() != cs);
+		b = AIPU_SCAN_BATCH;
+		TIMED_HOLD(d, holds, done = ltrack_scan(&d->tr, cutoff, &b));
 		n++;
 	} while (!done);
 	return n;
 }
 
-/* The whole scan in one hold: its wall time, and its CPU time in *@cpu. */
-static double scan_one_hold(struct dev *d, unsigned long cutoff, double *cpu)
-{
-	unsigned int b = UINT32_MAX;
-	u64 c0, c1, t0, t1;
-
-	c0 = cpu_ns();
-	pthread_spin_lock(&d->lock);
-	t0 = now_ns();
-	if (!track_scan(&d->tr, cutoff, false, 0, &b))
-		die("an unlimited scan ran out of budget");
-	t1 = now_ns();
-	pthread_spin_unlock(&d->lock);
-	c1 = cpu_ns();
-	*cpu = c1 - c0;
-	return t1 - t0;
-}
-
 /*
- * Phase 2 as issue_pending() and issue_one() hold the lock: track_take() in
- * one hold, track_done() (with the counters issue_one() updates) in another.
- * At most @max takes.  Returns the takes.
+ * Taken pages go back in stretches, AIPU_HANDBACK_MAX stretches or
+ * AIPU_REQUEUE_BATCH pages a hold: src/flusher.c's handback_add() and
+ * handback_flush().
  */
-static unsigned long take_timed(struct dev *d, unsigned long cutoff,
-				unsigned long max, struct timed *take,
-				struct timed *done)
-{
-	unsigned long n = 0, t0, t1, t2, t3;
-	struct aipu_run *r;
-	bool disturbed;
-	long cs;
-
-	while (n < max) {
-		cs = disturbances();
-		pthread_spin_lock(&d->lock);
-		t0 = now_ns();
-		r = track_take(&d->tr, cutoff, false);
-		t1 = now_ns();
-		pthread_spin_unlock(&d->lock);
-		if (!r)
-			break;
-		pthread_spin_lock(&d->lock);
-		t2 = now_ns();
-		track_written(&d->tr, r->kind == AIPU_PAGES ?
-			      r->end - r->start : 0, 30000);
-		track_done(&d->tr, r);
-		t3 = now_ns();
-		pthread_spin_unlock(&d->lock);
-		disturbed = disturbances() != cs;
-		timed_add(take, t1 - t0, disturbed);
-		timed_add(done, t3 - t2, disturbed);
-		n++;
-	}
-	return n;
-}
-
-static const char * const layout_names[2] = {
-	"in order", "scattered",
+struct handback {
+	struct dev *d;
+	struct aipu_ltracker *t;
+	struct timed *holds;
+	unsigned int n;
+	unsigned long pages;
+	struct {
+		pgoff_t index;
+		unsigned long nr, time;
+		bool dirty;
+	} s[AIPU_HANDBACK_MAX];
 };
 
-static void scan_row(FILE *f, unsigned long n, int layout, bool first)
+static void handback_flush(struct handback *h)
 {
-	static struct timed batched, take, done;
-	unsigned long max_takes = quick ? 100000 : 1000000, holds = 0, takes;
-	unsigned long cutoff = T0 + n / JIFFY_PAGES + 1;	/* all due */
-	double wall[MAX_ROUNDS], cpu[MAX_ROUNDS], wmin = 1e18;
-	struct stats sb, stk, sd;
-	unsigned int r;
-	struct gen g;
-	char b1[32], b2[32];
+	unsigned int i;
 
-	world_reset(n, files_for(P_RANDOM_SPREAD, n) + 1);
-	if (layout)
-		cache_scatter(&cpus[0].runs, n, 0x5ca77e7 + n);
-	gen_init(&g, P_RANDOM_SPREAD, 0, n, 5 + n);
-	fill(&devs[0], &g, n, NULL, 0);
-	timed_clear(&batched);
-	timed_clear(&take);
-	timed_clear(&done);
-	for (r = 0; r < rounds; r++) {
-		timed_round(&batched);
-		holds = scan_timed(&devs[0], cutoff, AIPU_SCAN_BATCH,
-				   &batched);
-		scan_undo(&devs[0].tr);
-		wall[r] = scan_one_hold(&devs[0], cutoff, &cpu[r]);
-		if (wall[r] < wmin)
-			wmin = wall[r];
-		scan_undo(&devs[0].tr);
+	if (!h->n)
+		return;
+	TIMED_HOLD(h->d, h->holds,
+		   for (i = 0; i < h->n; i++)
+			ltrack_done_pages(&h->d->tr, h->t, h->s[i].index,
+					  h->s[i].nr, h->s[i].time,
+					  h->s[i].dirty));
+	h->n = 0;
+	h->pages = 0;
+}
+
+static void handback_add(struct handback *h, pgoff_t index, unsigned long nr,
+			 unsigned long time, bool dirty)
+{
+	unsigned long part;
+
+	while (nr) {
+		part = min(nr, AIPU_REQUEUE_BATCH - h->pages);
+		h->s[h->n].index = index;
+		h->s[h->n].nr = part;
+		h->s[h->n].time = time;
+		h->s[h->n].dirty = dirty;
+		h->n++;
+		h->pages += part;
+		index += part;
+		nr -= part;
+		if (h->n == AIPU_HANDBACK_MAX || h->pages == AIPU_REQUEUE_BATCH)
+			handback_flush(h);
 	}
-	scan_timed(&devs[0], cutoff, UINT32_MAX, &take);
-	timed_clear(&take);
-	takes = take_timed(&devs[0], cutoff, max_takes, &take, &done);
-	fprintf(f, "%s{\"n\": %lu, \"layout\": \"%s\", \"files\": %lu, "
-		"\"holds\": %lu, \"takes\": %lu", first ? "" : ",\n", n,
-		layout_names[layout], files_for(P_RANDOM_SPREAD, n), holds,
-		takes);
-	sb = json_timed(f, "batched", &batched);
-	json_doubles(f, "one_hold_wall", wall, rounds);
-	json_doubles(f, "one_hold_cpu", cpu, rounds);
-	stk = json_timed(f, "take", &take);
-	sd = json_timed(f, "done", &done);
-	fprintf(f, "}");
-	printf("| %s | %s | %s | %.2f | %.2f | %.1f | %.1f | %.1f | %lu | %.0f | %.0f | %.2f | %.1f | %.1f |\n",
-	       with_commas(n, b1), layout_names[layout], with_commas(holds, b2),
-	       sb.median / 1e3, sb.p99 / 1e3, sb.p999 / 1e3, sb.max / 1e3,
-	       sb.round_max / 1e3, batched.disturbed, wmin / 1e3,
-	       median_of(cpu, rounds) / 1e3, stk.p99 / 1e3, stk.max / 1e3,
-	       sd.max / 1e3);
-	fflush(stdout);
 }
 
-/* Phase 2 at its worst: every take folds AIPU_ABSORB_MAX neighbours. */
-static void absorb_row(FILE *f)
-{
-	unsigned long n = AIPU_RUNS_PER_TRACKER_MAX, takes = 0;
-	struct timed take = { 0 }, done = { 0 }, scan = { 0 };
-	struct stats stk, sd;
-	unsigned int r;
-	struct gen g;
-	char b1[32];
+struct pass_counts {
+	unsigned long takes, entries, batches, extents, written, pages;
+};
 
-	for (r = 0; r < rounds; r++) {
-		world_reset(n, 2);
-		gen_init(&g, P_SEQ_1, 0, n, 1);
-		fill(&devs[0], &g, n, NULL, 0);
-		scan_timed(&devs[0], T0 + n + 1, UINT32_MAX, &scan);
-		timed_round(&take);
-		takes = take_timed(&devs[0], T0 + n + 1, n, &take, &done);
-	}
-	fprintf(f, ",\n\"absorb\": {\"n\": %lu, \"absorb_max\": %d, "
-		"\"takes_per_round\": %lu", n, AIPU_ABSORB_MAX, takes);
-	stk = json_timed(f, "take", &take);
-	sd = json_timed(f, "done", &done);
-	fprintf(f, "}, ");
-	printf("\nPhase 2 folding neighbours: one file written a page a jiffy, %s one-page runs (the cap), all due, so each take folds up to AIPU_ABSORB_MAX = %d pending neighbours into the run it writes: %lu takes a round, %u rounds. Take hold: median %.1f µs, p99 %.1f µs, max %.1f µs (round maxima: ",
-	       with_commas(n, b1), AIPU_ABSORB_MAX, takes, rounds,
-	       stk.median / 1e3, stk.p99 / 1e3, stk.max / 1e3);
-	print_rounds(take.round_max, take.rounds, 1e3);
-	printf(" µs; %lu of %lu disturbed); done hold max %.1f µs.\n",
-	       take.disturbed, take.n, sd.max / 1e3);
-	timed_free(&take);
-	timed_free(&done);
-	timed_free(&scan);
-}
-
-static void measure_scan(const unsigned long *sizes, unsigned int nsizes)
-{
-	struct noise nz = noise_begin();
-	FILE *f = json_open("scan");
-	unsigned int si;
-	char b1[32];
-	int layout;
-
-	printf("\n## 4. Longest lock hold of phase 1 (and phase 2) against the backlog\n\n");
-	printf("N due pages: random single-page runs spread over files of at most 32,768 runs (under the cap of %d), then phase 1 as src/flusher.c runs it: track_scan() with a budget of AIPU_SCAN_BATCH = %d entries a hold (read from src/flusher.c), the lock dropped in between, each hold timed; %u rounds on the same backlog, put back on the age list in between (untimed). \"max (rounds)\": the median of the rounds' longest holds. For contrast the same backlog moved in one hold (an unlimited budget): its wall time (least of the rounds) and CPU time (median; the thread may be disturbed in a hold that long). Phase 2: track_take() in one hold and track_done() in the next, as issue_pending() and issue_one() do, for the first %s runs. Layout \"in order\": runs allocated in address order, so the age list walks memory in order; \"scattered\": runs handed out in random address order (a slab after long use). Holds in µs, disturbed ones left out.\n\n",
-	       AIPU_RUNS_PER_TRACKER_MAX, AIPU_SCAN_BATCH, rounds,
-	       with_commas(quick ? 100000 : 1000000, b1));
-	printf("| backlog N | layout | phase 1 holds a pass | batched: median µs | p99 µs | p99.9 µs | max µs | max (rounds) µs | disturbed holds | one hold: wall µs | CPU µs | phase 2 take: p99 µs | max µs | done: max µs |\n");
-	printf("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-	fprintf(f, "{\"measurement\": \"scan\", \"scan_batch\": %d, "
-		"\"rounds\": %u, \"unit\": \"ns per hold\", \"rows\": [\n",
-		AIPU_SCAN_BATCH, rounds);
-	for (si = 0; si < nsizes; si++)
-		for (layout = 0; layout < 2; layout++)
-			scan_row(f, sizes[si], layout, !si && !layout);
-	fprintf(f, "\n]");
-	world_reset(0, 0);
-	absorb_row(f);
-	noise_end(f, &nz);
-	fprintf(f, "}\n");
-	json_close(f);
-	world_reset(0, 0);
-}
-
-/* ---- 5. eviction holds ---- */
+enum took { TOOK, TOOK_NOTHING_AGAIN, NOTHING };
 
 /*
- * File A (the one killed) and file B (the rest of the device) get @n random
- * one-page runs each, alternately, so that A's runs sit between B's on the
- * age list, as files dirtied together do.
+ * One take of phase 2, as issue_pending() and issue_batch() hold the lock:
+ * ltrack_take() in a hold; a whole-file entry handed back in a hold; a
+ * batch merged outside the lock (flog_merge()), every page written (or,
+ * @dirty, found still dirty and put back, as under policy kernel or for
+ * pages locked or under writeback) and handed back, then ltrack_put() in a
+ * hold of its own.  Nothing of the writing itself is timed.
  */
-static struct aipu_tracker *kill_setup(unsigned long n, u32 seed)
+static enum took take_one(struct dev *d, unsigned long cutoff, bool dirty,
+			  struct timed *take, struct timed *handback,
+			  struct pass_counts *pc)
 {
-	unsigned long i;
+	static struct aipu_lbatch b;
+	struct aipu_lentry *e;
+	unsigned int i, n;
 
-	world_reset(2 * n, 3);
-	for (i = 0; i < 2 * n; i++)
-		probe(&devs[0], file_key(0, i & 1), mix32((u32)(i >> 1) + seed),
-		      T0 + i / JIFFY_PAGES);
-	return track_find(&devs[0].tr, file_key(0, 0));
+	b.max_pages = 0;
+	TIMED_HOLD(d, take, e = ltrack_take(&d->tr, cutoff, &b));
+	pc->takes++;
+	if (e) {
+		pc->entries++;
+		TIMED_HOLD(d, handback,
+			   if (dirty)
+				ltrack_requeue_entry(&d->tr, e);
+			   ltrack_done_entry(&d->tr, e));
+		return TOOK;
+	}
+	if (!b.t)
+		return b.again ? TOOK_NOTHING_AGAIN : NOTHING;
+	n = flog_merge(b.x, b.n);
+	pc->batches++;
+	pc->extents += b.n;
+	pc->written += n;
+	{
+		struct handback h = { .d = d, .t = b.t, .holds = handback };
+
+		for (i = 0; i < n; i++) {
+			pc->pages += b.x[i].nr;
+			handback_add(&h, b.x[i].index, b.x[i].nr, b.x[i].time,
+				     dirty);
+		}
+		handback_flush(&h);
+	}
+	TIMED_HOLD(d, handback, ltrack_put(&d->tr, b.t));
+	return TOOK;
 }
 
-/* aipu_mapping_kill(): track_kill() a batch a hold, until it is done. */
-static unsigned long kill_timed(struct aipu_tracker *t, struct timed *holds)
+/*
+ * src/flusher.c's end_pass(): AIPU_SCAN_BATCH files a hold.  With @cpu_max,
+ * the longest hold's CPU time too (read outside the hold).
+ */
+static void end_pass_timed(struct dev *d, struct timed *end, double *cpu_max)
 {
-	unsigned long n = 0;
+	unsigned int budget;
+	u64 c0 = 0;
 	bool done;
-	u64 t0, t1;
-	long cs;
 
 	do {
-		cs = disturbances();
-		pthread_spin_lock(&devs[0].lock);
-		t0 = now_ns();
-		done = track_kill(&devs[0].tr, t, AIPU_KILL_BATCH);
-		t1 = now_ns();
-		pthread_spin_unlock(&devs[0].lock);
-		timed_add(holds, t1 - t0, disturbances() != cs);
-		n++;
+		budget = AIPU_SCAN_BATCH;
+		if (cpu_max)
+			c0 = cpu_ns();
+		TIMED_HOLD(d, end, done = ltrack_end_pass(&d->tr, &budget));
+		if (cpu_max && cpu_ns() - c0 > *cpu_max)
+			*cpu_max = cpu_ns() - c0;
 	} while (!done);
-	return n;
 }
 
-static double kill_one_hold(struct aipu_tracker *t, double *cpu)
+/* Phase 2 until nothing is due at @cutoff, then the end of the pass. */
+static void pass_timed(struct dev *d, unsigned long cutoff, bool dirty,
+		       struct timed *take, struct timed *handback,
+		       struct timed *end, double *end_cpu,
+		       struct pass_counts *pc)
 {
-	u64 c0, c1, t0, t1;
-
-	c0 = cpu_ns();
-	pthread_spin_lock(&devs[0].lock);
-	t0 = now_ns();
-	if (!track_kill(&devs[0].tr, t, ~0UL))
-		die("an unlimited kill left runs");
-	t1 = now_ns();
-	pthread_spin_unlock(&devs[0].lock);
-	c1 = cpu_ns();
-	*cpu = c1 - c0;
-	return t1 - t0;
+	while (take_one(d, cutoff, dirty, take, handback, pc) != NOTHING)
+		;
+	end_pass_timed(d, end, end_cpu);
 }
 
-static void measure_kill(void)
+/* rmmod: aipu_mapping_forget(), AIPU_KILL_BATCH objects a hold. */
+static void forget_timed(struct dev *d, struct timed *holds)
 {
-	static const unsigned long sizes[] = {
-		1024, 4096, 16384, AIPU_RUNS_PER_TRACKER_MAX,
-	};
-	unsigned int nr = quick ? 3 : 5 * rounds, si, r;
-	struct noise nz = noise_begin();
-	struct timed batched = { 0 };
-	FILE *f = json_open("kill");
-	char b1[32], b2[32];
+	struct aipu_ltracker *t;
+	bool done;
 
-	if (nr > MAX_ROUNDS)
-		nr = MAX_ROUNDS;
-	printf("\n## 5. Longest lock hold of eviction\n\n");
-	printf("A file with N one-page runs (its runs alternate on the age list with another file's N), killed as aipu_mapping_kill() does: track_kill() freeing at most AIPU_KILL_BATCH = %d runs a hold (read from src/mapping.c), each hold timed; for contrast in one hold (an unlimited budget): wall time (least of the rounds) and CPU time (median). %u rounds, each on a fresh fill; holds in µs, disturbed ones left out; \"max (rounds)\": the median of the rounds' longest holds.\n\n",
-	       AIPU_KILL_BATCH, nr);
-	printf("| runs N | holds | batched: median µs | p99 µs | p99.9 µs | max µs | max (rounds) µs | disturbed holds | one hold: wall µs | CPU µs |\n");
-	printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-	fprintf(f, "{\"measurement\": \"kill\", \"kill_batch\": %d, "
-		"\"rounds\": %u, \"unit\": \"ns per hold\", \"rows\": [\n",
-		AIPU_KILL_BATCH, nr);
-	for (si = 0; si < ARRAY_SIZE(sizes); si++) {
-		unsigned long n = sizes[si], holds = 0;
-		double wall[MAX_ROUNDS], cpu[MAX_ROUNDS], wmin = 1e18;
-		struct stats sb;
+	for (;;) {
+		TIMED_HOLD(d, holds,
+			   t = list_first_entry_or_null(&d->tr.trackers,
+							struct aipu_ltracker,
+							link);
+			   done = !t || ltrack_kill(&d->tr, t,
+						    AIPU_KILL_BATCH));
+		if (!t)
+			return;
+		while (!done)
+			TIMED_HOLD(d, holds,
+				   done = ltrack_kill(&d->tr, t,
+						      AIPU_KILL_BATCH));
+	}
+}
 
-		timed_clear(&batched);
-		for (r = 0; r < nr; r++) {
-			timed_round(&batched);
-			holds = kill_timed(kill_setup(n, 11 + r), &batched);
-			wall[r] = kill_one_hold(kill_setup(n, 11 + r), &cpu[r]);
+enum backlog { B_BIG, B_SMALL, B_SMALL_SCATTERED, B_NR };
+
+static const char * const backlog_names[B_NR] = {
+	"random pages, files of <= 262,144 pages",
+	"files of 4 pages, in address order",
+	"files of 4 pages, scattered",
+};
+
+static const char * const backlog_ids[B_NR] = {
+	"big", "small", "small_scattered",
+};
+
+/* A fresh device holding the backlog: @n pages, all due at *@cutoff. */
+static void backlog_fill(enum backlog bl, unsigned long n, u32 seed,
+			 struct timed *probe_holds, unsigned long *cutoff)
+{
+	enum pattern p = bl == B_BIG ? P_RANDOM_SPREAD : P_SMALL;
+	unsigned long files = files_for(p, n);
+	struct gen g;
+
+	world_reset(false);
+	if (bl == B_SMALL_SCATTERED) {
+		cache_scatter(&cpus[0].c[C_TRACKER], files + 1, seed);
+		cache_scatter(&cpus[0].c[C_SEG64], files + 1, seed + 1);
+		cache_scatter(&cpus[0].c[C_CHUNK], files + 1, seed + 2);
+	}
+	gen_init(&g, p, 0, n, seed);
+	fill(&devs[0], &g, n, NULL, 0, probe_holds);
+	*cutoff = gen_end(p, n);
+}
+
+static void holds_row(FILE *f, enum backlog bl, unsigned long n, bool first)
+{
+	static struct timed h[H_NR], dirty_hb, dirty_end, scratch;
+	double wall[MAX_ROUNDS], cpu[MAX_ROUNDS], wmin = 1e18;
+	struct pass_counts pc = { 0 }, dpc = { 0 };
+	unsigned long cutoff, holds = 0;
+	struct stats st[H_NR], sdh;
+	double end_cpu = 0;
+	unsigned int r, k;
+	char b1[32], what[96];
+
+	for (k = 0; k < H_NR; k++)
+		timed_clear(&h[k]);
+	timed_clear(&dirty_hb);
+	timed_clear(&dirty_end);
+	for (r = 0; r < rounds; r++) {
+		for (k = 0; k < H_NR; k++)
+			timed_round(&h[k]);
+		/* A pass that writes everything. */
+		backlog_fill(bl, n, 5 + n + r, &h[H_PROBE], &cutoff);
+		if (r == rounds - 1 && bl == B_SMALL)
+			mem_note(&devs[0], "%s, N = %s", backlog_names[bl],
+				 with_commas(n, b1));
+		holds = scan_timed(&devs[0], cutoff, &h[H_SCAN]);
+		memset(&pc, 0, sizeof(pc));
+		pass_timed(&devs[0], cutoff, false, &h[H_TAKE],
+			   &h[H_HANDBACK], &h[H_END], NULL, &pc);
+		if (devs[0].tr.st.trackers || devs[0].tr.st.pages)
+			die("a pass that wrote everything left %llu files",
+			    (unsigned long long)devs[0].tr.st.trackers);
+		/* Phase 1 in one hold, then rmmod. */
+		backlog_fill(bl, n, 5 + n + r, NULL, &cutoff);
+		{
+			unsigned int b = UINT32_MAX;
+			u64 c0 = cpu_ns();
+
+			dev_lock(&devs[0]);
+			if (!ltrack_scan(&devs[0].tr, cutoff, &b))
+				die("an unlimited scan ran out of budget");
+			wall[r] = dev_unlock(&devs[0]);
+			cpu[r] = cpu_ns() - c0;
 			if (wall[r] < wmin)
 				wmin = wall[r];
 		}
-		fprintf(f, "%s{\"n\": %lu, \"holds\": %lu", si ? ",\n" : "", n,
-			holds);
-		sb = json_timed(f, "batched", &batched);
-		json_doubles(f, "one_hold_wall", wall, nr);
-		json_doubles(f, "one_hold_cpu", cpu, nr);
-		fprintf(f, "}");
-		printf("| %s | %s | %.2f | %.2f | %.1f | %.1f | %.1f | %lu | %.0f | %.0f |\n",
-		       with_commas(n, b1), with_commas(holds, b2),
-		       sb.median / 1e3, sb.p99 / 1e3, sb.p999 / 1e3,
-		       sb.max / 1e3,
-		       sb.round_max / 1e3, batched.disturbed, wmin / 1e3,
-		       median_of(cpu, nr) / 1e3);
-		fflush(stdout);
+		forget_timed(&devs[0], &h[H_FORGET]);
 	}
-	fprintf(f, "\n], ");
-	noise_end(f, &nz);
-	fprintf(f, "}\n");
-	json_close(f);
-	world_reset(0, 0);
-	timed_free(&batched);
-}
-
-/* ---- 7. not batched: phase 2 putting a whole-file run's pages back ---- */
-
-enum rq_case { RQ_GAPS, RQ_COVERED, RQ_NR };
-
-static const char * const rq_names[RQ_NR] = {
-	"runs on every other page, the pages between dirtied after the shrinker",
-	"a page a jiffy: every page its own run",
-};
-
-static const char * const rq_ids[RQ_NR] = { "gaps", "covered" };
-
-/*
- * A file with @n one-page runs is degraded by one shrinker batch
- * (track_degrade(), as src/shrink.c calls it): its whole-file run is queued
- * at the oldest time and the rest of its runs stay.  RQ_GAPS: the runs are on
- * even pages and the odd pages are dirtied afterwards (no run: the whole-file
- * run covers them).  The whole-file run comes due, phase 2 takes it, finds
- * every page still dirty (policy kernel writes nothing; under a writing
- * policy, pages locked or under writeback) and, as requeue_dirty() in
- * src/flusher.c does for each contiguous dirty extent, calls track_requeue()
- * once for the extent, in one hold of the lock.  Returns its wall time; CPU
- * time, pages put back and runs made in the others.
- */
-static double requeue_once(enum rq_case c, unsigned long n, double *cpu,
-			   unsigned long *put_back, unsigned long *made)
-{
-	struct aipu_track *tr = &devs[0].tr;
-	unsigned long i, before, end = c == RQ_GAPS ? 2 * n : n;
-	unsigned int b = UINT32_MAX;
-	struct aipu_tracker *t;
-	u64 c0, c1, t0, t1;
-	struct aipu_run *r;
-
-	world_reset(2 * n, 2);
-	t = track_get(tr, file_key(0, 0), NULL);
-	for (i = 0; i < n; i++)
-		track_pages(tr, t, c == RQ_GAPS ? 2 * i : i, 1, T0 + 1 + i,
-			    false);
-	track_degrade(tr, t, AIPU_SHRINK_BATCH, T0 + 1 + n);
-	if (c == RQ_GAPS)
-		for (i = 0; i < n; i++)
-			track_pages(tr, t, 2 * i + 1, 1, T0 + 2 + n, false);
-	/* Only the whole-file run, at the oldest time, is due. */
-	track_scan(tr, T0 + 2, false, 0, &b);
-	r = track_take(tr, T0 + 2, false);
-	if (!r || r->kind != AIPU_WHOLE)
-		die("requeue: the whole-file run was not taken first");
-	before = tr->st.runs_tracked;
-	c0 = cpu_ns();
-	pthread_spin_lock(&devs[0].lock);
-	t0 = now_ns();
-	*put_back = track_requeue(tr, r, 0, end);
-	t1 = now_ns();
-	pthread_spin_unlock(&devs[0].lock);
-	c1 = cpu_ns();
-	*made = tr->st.runs_tracked - before;
-	*cpu = c1 - c0;
-	track_done(tr, r);
-	return t1 - t0;
-}
-
-static void measure_requeue(void)
-{
-	static const unsigned long sizes[RQ_NR][4] = {
-		{ 1024, 4096, 16384, AIPU_RUNS_PER_TRACKER_MAX / 2 },
-		{ 1024, 4096, 16384, AIPU_RUNS_PER_TRACKER_MAX },
-	};
-	struct noise nz = noise_begin();
-	FILE *f = json_open("requeue");
-	unsigned int si, r;
-	char b1[32];
-	int c;
-
-	printf("\n## 7. Not batched: phase 2 putting back a whole-file run's dirty pages\n\n");
-	printf("A file with N one-page runs loses one shrinker batch of AIPU_SHRINK_BATCH = %d runs to track_degrade() (read from src/shrink.c): its whole-file run is queued at the device's oldest time, its other runs stay. The whole-file run comes due, phase 2 takes it and finds its pages still dirty (policy kernel writes nothing; under a writing policy, pages locked or under writeback), and requeue_dirty() (src/flusher.c) calls track_requeue() once per contiguous dirty extent, each call in one hold of the lock. Here the extent is the whole file. \"gaps\": runs on even pages, odd pages dirtied after the degrade (they get no run: the whole-file run covers them), so track_requeue() makes a run per gap; \"covered\": a page a jiffy, every page its own run, so it walks them. %u rounds; wall time (least of the rounds) and CPU time (median).\n\n",
-	       AIPU_SHRINK_BATCH, rounds);
-	printf("| case | runs N | pages put back | runs made | one hold: wall µs | CPU µs |\n");
-	printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
-	fprintf(f, "{\"measurement\": \"requeue\", \"shrink_batch\": %d, "
-		"\"rounds\": %u, \"unit\": \"ns per hold\", \"rows\": [\n",
-		AIPU_SHRINK_BATCH, rounds);
-	for (c = 0; c < RQ_NR; c++) {
-		for (si = 0; si < 4; si++) {
-			unsigned long n = sizes[c][si], back = 0, made = 0;
-			double wall[MAX_ROUNDS], cpu[MAX_ROUNDS], wmin = 1e18;
-
-			for (r = 0; r < rounds; r++) {
-				wall[r] = requeue_once(c, n, &cpu[r], &back,
-						       &made);
-				if (wall[r] < wmin)
-					wmin = wall[r];
-			}
-			fprintf(f, "%s{\"case\": \"%s\", \"case_name\": \"%s\", "
-				"\"n\": %lu, \"put_back\": %lu, \"made\": %lu",
-				c || si ? ",\n" : "", rq_ids[c], rq_names[c], n,
-				back, made);
-			json_doubles(f, "wall", wall, rounds);
-			json_doubles(f, "cpu", cpu, rounds);
-			fprintf(f, "}");
-			printf("| %s | %s | %lu | %lu | %.0f | %.0f |\n",
-			       rq_ids[c], with_commas(n, b1), back, made,
-			       wmin / 1e3, median_of(cpu, rounds) / 1e3);
-			fflush(stdout);
+	/* Once: a pass that finds every page still dirty. */
+	if (bl == B_BIG) {
+		backlog_fill(bl, n, 7 + n, NULL, &cutoff);
+		timed_clear(&scratch);
+		scan_timed(&devs[0], cutoff, &scratch);
+		timed_clear(&scratch);
+		timed_round(&dirty_hb);
+		timed_round(&dirty_end);
+		pass_timed(&devs[0], cutoff, true, &scratch, &dirty_hb,
+			   &dirty_end, &end_cpu, &dpc);
+	}
+	fprintf(f, "%s{\"backlog\": \"%s\", \"backlog_name\": \"%s\", "
+		"\"n\": %lu, \"files\": %lu, \"scan_holds\": %lu, "
+		"\"takes\": %lu, \"batches\": %lu, \"extents_taken\": %lu, "
+		"\"extents_written\": %lu, \"pages_written\": %lu",
+		first ? "" : ",\n", backlog_ids[bl], backlog_names[bl], n,
+		files_for(bl == B_BIG ? P_RANDOM_SPREAD : P_SMALL, n), holds,
+		pc.takes, pc.batches, pc.extents, pc.written, pc.pages);
+	for (k = 0; k < H_NR; k++)
+		st[k] = json_timed(f, hold_ids[k], &h[k]);
+	json_doubles(f, "one_hold_wall", wall, rounds);
+	json_doubles(f, "one_hold_cpu", cpu, rounds);
+	if (bl == B_BIG) {
+		sdh = json_timed(f, "dirty_handback", &dirty_hb);
+		json_timed(f, "dirty_end_pass", &dirty_end);
+		fprintf(f, ", \"dirty_end_pass_longest_wall\": %.1f, "
+			"\"dirty_end_pass_longest_cpu\": %.1f, "
+			"\"dirty_pages_put_back\": %lu", dirty_end.raw_max,
+			end_cpu, dpc.pages);
+	}
+	fprintf(f, "}");
+	printf("| %s | %s | %s | %.2f / %.2f | %.2f / %.1f / %.1f / %.1f | %.0f / %.0f | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %lu |\n",
+	       with_commas(n, b1), backlog_names[bl], with_commas(holds, what),
+	       st[H_PROBE].p999 / 1e3, st[H_PROBE].max / 1e3,
+	       st[H_SCAN].median / 1e3, st[H_SCAN].p99 / 1e3,
+	       st[H_SCAN].p999 / 1e3, st[H_SCAN].max / 1e3,
+	       wmin / 1e3, median_of(cpu, rounds) / 1e3,
+	       st[H_TAKE].p999 / 1e3, st[H_TAKE].max / 1e3,
+	       st[H_HANDBACK].p999 / 1e3, st[H_HANDBACK].max / 1e3,
+	       st[H_END].p999 / 1e3, st[H_END].max / 1e3,
+	       st[H_FORGET].p999 / 1e3, st[H_FORGET].max / 1e3,
+	       h[H_SCAN].disturbed + h[H_TAKE].disturbed +
+	       h[H_HANDBACK].disturbed + h[H_END].disturbed +
+	       h[H_FORGET].disturbed);
+	if (bl == B_BIG)
+		printf("| | *the same, every page still dirty after its write: end of pass, the longest hold's wall (disturbed or not) / CPU time* | | | | | | %.1f / %.1f | **%.0f / %.0f** | | |\n",
+		       sdh.p999 / 1e3, sdh.max / 1e3, dirty_end.raw_max / 1e3,
+		       end_cpu / 1e3);
+	if (n == 1000000) {
+		for (k = 0; k < H_NR; k++) {
+			snprintf(what, sizeof(what), "%s, %s",
+				 hold_names[k], backlog_names[bl]);
+			crit_note(what, &st[k]);
 		}
 	}
-	fprintf(f, "\n], ");
-	noise_end(f, &nz);
-	fprintf(f, "}\n");
-	json_close(f);
-	world_reset(0, 0);
+	if (bl == B_BIG && n == 1000000) {
+		dirty_crit.hb = sdh;
+		dirty_crit.end_wall = dirty_end.raw_max;
+		dirty_crit.end_cpu = end_cpu;
+		dirty_crit.seen = true;
+	}
+	fflush(stdout);
 }
 
-/* ---- 6. memory ---- */
+/* ---- 5. eviction of one huge file ---- */
 
-static void measure_memory(void)
+static const enum pattern evict_pats[] = { P_RANDOM_ONE, P_RANDOM_SPARSE };
+
+static void evict_row(FILE *f, enum pattern p, unsigned long n, bool first)
 {
-	size_t rs = sizeof(struct aipu_run), ms = sizeof(struct bench_mapping);
-	FILE *f = json_open("memory");
-	unsigned int i;
+	unsigned int nr = rounds * 3, r;
+	double wall[MAX_ROUNDS] = { 0 }, cpu[MAX_ROUNDS] = { 0 }, wmin = 1e18;
+	struct timed holds = { 0 };
+	long objs[NR_CACHES], total = 0;
+	unsigned long tracked = 0;
+	struct stats st;
+	struct gen g;
+	unsigned int k;
+	char b1[32], b2[32], what[96];
 
-	printf("\n## 6. Memory per tracked page\n\n");
-	printf("sizeof(struct aipu_run) = %zu B; sizeof(struct aipu_tracker) = %zu B, and as the kernel allocates it (struct aipu_mapping: + rhash_head + rcu_head) %zu B. Bytes = runs x %zu + trackers x %zu, divided by the pages in runs (\"per tracked page\") and by the pages dirtied (they differ once a file fell back to its whole-mapping run at the cap). Not counted: the table's buckets (8 B each, 1.3 to 2.7 a tracker), slab rounding and memcg's per-object pointer (SLAB_ACCOUNT). States at the end of the last fill of tables 1 and 2. Target: 16 B a page.\n\n",
-	       rs, sizeof(struct aipu_tracker), ms, rs, ms);
-	printf("| state | pages dirtied | pages in runs | runs | trackers | B per tracked page | B per dirtied page |\n");
-	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-	fprintf(f, "{\"measurement\": \"memory\", \"sizeof_run\": %zu, "
-		"\"sizeof_tracker\": %zu, \"sizeof_mapping\": %zu, "
-		"\"rows\": [\n", rs, sizeof(struct aipu_tracker), ms);
-	for (i = 0; i < nr_mem_rows; i++) {
-		struct mem_row *m = &mem_rows[i];
-		double bytes = (double)m->runs * rs + (double)m->trackers * ms;
-		double per = m->pages ? bytes / m->pages : 0;
-		double perd = m->dirtied ? bytes / m->dirtied : 0;
+	if (nr > MAX_ROUNDS)
+		nr = MAX_ROUNDS;
+	for (r = 0; r < nr; r++) {
+		struct aipu_ltracker *t;
+		bool done;
 
-		printf("| %s | %lu | %lu | %lu | %lu | %.1f | %.1f |\n",
-		       m->what, m->dirtied, m->pages, m->runs, m->trackers,
-		       per, perd);
-		fprintf(f, "%s{\"state\": \"%s\", \"pages_dirtied\": %lu, "
-			"\"pages_tracked\": %lu, \"runs\": %lu, \"trackers\": "
-			"%lu, \"fallbacks\": %lu, \"table_buckets\": %lu, "
-			"\"bytes\": %.0f, \"bytes_per_tracked_page\": %.2f, "
-			"\"bytes_per_dirtied_page\": %.2f}", i ? ",\n" : "",
-			m->what, m->dirtied, m->pages, m->runs, m->trackers,
-			m->fallbacks, m->buckets, bytes, per, perd);
+		world_reset(false);
+		gen_init(&g, p, 0, n, 31 + r);
+		fill(&devs[0], &g, n, NULL, 0, NULL);
+		tracked = devs[0].tr.st.pages;
+		objects_live(objs);
+		for (total = 0, k = 0; k < NR_CACHES; k++)
+			total += k == C_TRACKER ? 0 : objs[k];
+		t = aipu_ltracker_lookup(file_key(0, 0));
+		timed_round(&holds);
+		if (r % 3 == 2) {
+			/* For contrast: everything in one hold. */
+			u64 c0 = cpu_ns();
+
+			dev_lock(&devs[0]);
+			if (!ltrack_kill(&devs[0].tr, t, ~0UL))
+				die("eviction with no budget did not finish");
+			wall[r / 3] = dev_unlock(&devs[0]);
+			cpu[r / 3] = cpu_ns() - c0;
+			if (wall[r / 3] < wmin)
+				wmin = wall[r / 3];
+			continue;
+		}
+		/* aipu_mapping_kill(): the first call, then the rest. */
+		TIMED_HOLD(&devs[0], &holds,
+			   done = !t->hashed ||
+				  ltrack_kill(&devs[0].tr, t,
+					      AIPU_KILL_BATCH));
+		while (!done)
+			TIMED_HOLD(&devs[0], &holds,
+				   done = ltrack_kill(&devs[0].tr, t,
+						      AIPU_KILL_BATCH));
 	}
-	fprintf(f, "\n]}\n");
-	json_close(f);
+	fprintf(f, "%s{\"pattern\": \"%s\", \"pattern_name\": \"%s\", "
+		"\"n\": %lu, \"pages_tracked\": %lu, \"objects\": %ld",
+		first ? "" : ",\n", pattern_ids[p], pattern_names[p], n,
+		tracked, total);
+	st = json_timed(f, "batched", &holds);
+	json_doubles(f, "one_hold_wall", wall, nr / 3);
+	json_doubles(f, "one_hold_cpu", cpu, nr / 3);
+	fprintf(f, "}");
+	printf("| %s | %s | %s | %ld | %lu | %.2f | %.2f | %.1f | %.1f | %.1f | %lu | %.0f | %.0f |\n",
+	       pattern_names[p], with_commas(n, b1),
+	       with_commas(tracked, b2), total, holds.n - holds.disturbed,
+	       st.median / 1e3, st.p99 / 1e3, st.p999 / 1e3, st.max / 1e3,
+	       st.round_max / 1e3, holds.disturbed, wmin / 1e3,
+	       median_of(cpu, nr / 3) / 1e3);
+	if (n == 1000000) {
+		snprintf(what, sizeof(what), "eviction of one file, %s",
+			 pattern_names[p]);
+		crit_note(what, &st);
+	}
+	fflush(stdout);
+	timed_free(&holds);
 }
 
 /* ---- 0. the environment's noise: holds of a fixed computation ---- */
@@ -1746,6 +2002,8 @@ static unsigned long calibrate(double ns)
 }
 
 static FILE *noise_json;
+static struct stats control[2];	/* 10 us of work: before, after */
+static unsigned int ncontrol;
 
 /*
  * @n holds of a fixed computation of about @target ns, timed and filtered as
@@ -1757,19 +2015,11 @@ static void noise_row(const char *when, double target, unsigned long n,
 	struct timed t = { 0 };
 	unsigned long i;
 	struct stats st;
-	u64 t0, t1;
-	long cs;
 
 	for (i = 0; i < n; i++) {
 		if (i % (n / 4) == 0)
 			timed_round(&t);
-		cs = disturbances();
-		pthread_spin_lock(&devs[0].lock);
-		t0 = now_ns();
-		fixed_work(iters);
-		t1 = now_ns();
-		pthread_spin_unlock(&devs[0].lock);
-		timed_add(&t, t1 - t0, disturbances() != cs);
+		TIMED_HOLD(&devs[0], &t, fixed_work(iters));
 	}
 	fprintf(noise_json, "%s{\"when\": \"%s\", \"target_ns\": %.0f, "
 		"\"iters\": %lu", ftell(noise_json) > 60 ? ",\n" : "", when,
@@ -1780,6 +2030,8 @@ static void noise_row(const char *when, double target, unsigned long n,
 	       when, target / 1e3, n, st.median / 1e3, st.p99 / 1e3,
 	       st.p999 / 1e3, st.max / 1e3, st.round_max / 1e3, t.disturbed);
 	fflush(stdout);
+	if (target >= 10000 && ncontrol < 2)
+		control[ncontrol++] = st;
 	timed_free(&t);
 }
 
@@ -1793,7 +2045,7 @@ static void measure_noise(const char *when)
 			"\"ns per hold\", \"rows\": [\n");
 		it1 = calibrate(1000);
 		it10 = calibrate(10000);
-		printf("\n## 0. The host's noise: holds of a fixed computation\n\n");
+		printf("\n## 0. The host's noise: holds of a fixed computation (the control)\n\n");
 		printf("Before and after the measurements: holds of the lock around a fixed chain of dependent multiplies (no memory traffic), calibrated to about 1 µs and 10 µs, timed and filtered exactly as the real holds (disturbed ones left out). Their spread is the host's (the hypervisor's steal, interrupts, the other core's tenant), not aipu's: a real hold's maximum no higher than these maxima says nothing about the code. Holds in µs; \"max (rounds)\": the median of four quarters' maxima.\n\n");
 		printf("| when | work µs | holds | median µs | p99 µs | p99.9 µs | max µs | max (rounds) µs | disturbed holds |\n");
 		printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
@@ -1811,6 +2063,442 @@ static void noise_finish(void)
 	noise_json = NULL;
 }
 
+/*
+ * Phase 1 when its cutoff falls inside a slot: @n files of one page each,
+ * dirtied evenly over one slot of the module's width, the cutoff at the
+ * slot's middle.  Phase 1 moves the due half in budgeted holds; the hold
+ * that finishes the slot puts every file it looked at and left (the
+ * not-due half, on the wheel's seen list) back into the slot.
+ */
+/* The slot's last hold (median of rounds): 10,000 and 100,000 files. */
+static double cut_crit[2];
+
+static void cut_slot_row(FILE *f, unsigned long n, bool first)
+{
+	double last[MAX_ROUNDS] = { 0 };
+	struct timed holds = { 0 };
+	unsigned long i, cutoff = T0 + module_slot / 2;
+	unsigned int r;
+	struct stats st;
+	char b1[32];
+
+	for (r = 0; r < rounds; r++) {
+		world_reset(false);
+		for (i = 0; i < n; i++) {
+			if (i % BATCH == 0)
+				caches_ensure();
+			probe(&devs[0], file_key(0, i), 0,
+			      T0 + i * module_slot / n);
+		}
+		timed_round(&holds);
+		scan_timed(&devs[0], cutoff, &holds);
+		last[r] = devs[0].held;
+	}
+	fprintf(f, "%s{\"files\": %lu, \"slot_jiffies\": %lu", first ? "" :
+		",\n", n, module_slot);
+	st = json_timed(f, "scan", &holds);
+	json_doubles(f, "last_hold", last, rounds);
+	fprintf(f, "}");
+	printf("| %s | %lu | %.2f | %.1f | %.1f | %.1f | %.1f | %lu |\n",
+	       with_commas(n, b1), holds.n / rounds, st.median / 1e3,
+	       st.p99 / 1e3, st.p999 / 1e3, st.max / 1e3,
+	       median_of(last, rounds) / 1e3, holds.disturbed);
+	if (n == 10000)
+		cut_crit[0] = median_of(last, rounds);
+	if (n == 100000)
+		cut_crit[1] = median_of(last, rounds);
+	fflush(stdout);
+	timed_free(&holds);
+}
+
+static void measure_holds(const unsigned long *sizes, unsigned int nsizes)
+{
+	struct noise nz = noise_begin();
+	FILE *f = json_open("holds");
+	unsigned int si;
+	int bl;
+
+	printf("\n## 4. The longest lock holds against the backlog\n\n");
+	printf("N pages dirtied on one device (\"probe\": each transition's hold of the lock while the backlog is made, timed one by one), all of them then due, and one flusher pass as src/flusher.c runs it: phase 1 (ltrack_scan()) with a budget of AIPU_SCAN_BATCH = %d files a hold; phase 2 takes (ltrack_take(), a hold each; a batch is up to AIPU_FLOG_TAKE_ENTRIES = %d entries and AIPU_FLOG_TAKE_PAGES = %d pages) and hand-backs (ltrack_done_pages() for at most AIPU_HANDBACK_MAX = %d stretches or AIPU_REQUEUE_BATCH = %d pages a hold, then ltrack_put() in a hold; every page written, so the files end empty and are freed); the end of the pass (ltrack_end_pass(), %d files a hold). Then the same backlog made again, phase 1 in one hold with no budget (for contrast: its wall time, least of the rounds, and CPU time, median; not what the module does), and rmmod's teardown (aipu_mapping_forget(): ltrack_kill() of every file, AIPU_KILL_BATCH = %d objects a hold). %u rounds. Backlogs: random pages over files of at most 262,144 pages (few files, long logs), and files of 4 pages written whole (N/4 files: phase 1's worst), with their trackers, segments and live chunks in address order or handed out in random address order (\"scattered\", a slab after long use). For the first backlog a last pass finds every page still dirty after its write (policy kernel, or pages locked or under writeback) and puts it back: its hand-back and end of pass (flog_end_pass() moves every retry of a file in one call). Cells: p99.9 / max in µs (phase 1: median / p99 / p99.9 / max), disturbed holds left out; the constants are read from src/ at build time.\n\n",
+	       AIPU_SCAN_BATCH, AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
+	       AIPU_HANDBACK_MAX, AIPU_REQUEUE_BATCH, AIPU_SCAN_BATCH,
+	       AIPU_KILL_BATCH, rounds);
+	printf("| backlog N pages | backlog | phase 1 holds a pass | probe µs | phase 1 batched µs | phase 1 in one hold: wall / CPU µs | take µs | hand-back µs | end of pass µs | rmmod µs | disturbed holds |\n");
+	printf("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	fprintf(f, "{\"measurement\": \"holds\", \"rounds\": %u, "
+		"\"scan_batch\": %d, \"kill_batch\": %d, \"requeue_batch\": %d, "
+		"\"handback_max\": %d, \"unit\": \"ns per hold\", \"rows\": [\n",
+		rounds, AIPU_SCAN_BATCH, AIPU_KILL_BATCH, AIPU_REQUEUE_BATCH,
+		AIPU_HANDBACK_MAX);
+	for (bl = 0; bl < B_NR; bl++)
+		for (si = 0; si < nsizes; si++)
+			holds_row(f, bl, sizes[si], !bl && !si);
+	printf("\nPhase 1 when its cutoff falls inside a slot (the backlogs above have every page due, so the cutoff is past every slot): N files of one page each, dirtied evenly over one slot of AIPU_SLOT_JIFFIES = %lu jiffies (src/dev.c), the cutoff at the slot's middle, phase 1 in holds of AIPU_SCAN_BATCH = %d files. The due half moves to the due list a budget a hold; the hold that finishes the slot puts every file it looked at and left (the not-due half, on wheel.c's seen list) back into the slot at once. Trackers in address order. %u rounds.\n\n",
+	       module_slot, AIPU_SCAN_BATCH, rounds);
+	printf("| files in the slot | holds a pass | median µs | p99 µs | p99.9 µs | max µs | the slot's last hold µs (wall, disturbed or not; median of rounds) | disturbed holds |\n");
+	printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	fprintf(f, "\n], \"cut_slot\": [\n");
+	for (si = 0; si < nsizes && sizes[si] <= 1000000; si++)
+		cut_slot_row(f, sizes[si], !si);
+	table_end(f, &nz);
+	world_reset(true);
+}
+
+static void measure_evict(const unsigned long *sizes, unsigned int nsizes)
+{
+	struct noise nz = noise_begin();
+	FILE *f = json_open("evict");
+	unsigned int pi, si;
+
+	printf("\n## 5. The longest hold of evicting one huge file\n\n");
+	printf("One file, N pages dirtied in it (random pages of an N-page file, or sparse: a live chunk each; past AIPU_LTRACK_BYTES_MAX the file is bounded as a whole and its queue stops growing), then evicted as aipu_mapping_kill() does it: ltrack_kill() with AIPU_KILL_BATCH = %d objects a hold until it reports done, each hold timed. %u evictions batched and, for contrast, %u in one hold (no budget: wall time least, CPU time median). \"objects\": segments, live chunks and moved entries the file held.\n\n",
+	       AIPU_KILL_BATCH, rounds * 2, rounds);
+	printf("| file | N pages dirtied | pages tracked one by one | objects | holds kept | median µs | p99 µs | p99.9 µs | max µs | max (rounds) µs | disturbed holds | one hold: wall µs | CPU µs |\n");
+	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	fprintf(f, "{\"measurement\": \"evict\", \"rounds\": %u, "
+		"\"kill_batch\": %d, \"unit\": \"ns per hold\", \"rows\": [\n",
+		rounds, AIPU_KILL_BATCH);
+	for (pi = 0; pi < ARRAY_SIZE(evict_pats); pi++)
+		for (si = 0; si < nsizes; si++)
+			evict_row(f, evict_pats[pi], sizes[si], !pi && !si);
+	table_end(f, &nz);
+	world_reset(true);
+}
+
+/* ---- 6. the steady state: files looked at per extent written ---- */
+
+#define STEADY_RATE 50	/* pages a jiffy: one file's backlog under the cap */
+#define PERIOD_J MS_TO_J(AIPU_PERIOD_MS)
+#define MAX_AGE_J MS_TO_J(AIPU_MAX_AGE_MS)
+
+struct steady_cfg {
+	const char *id, *name;
+	unsigned long width, offset;	/* width 0: the module's */
+	bool paced, hot, in_quick;
+};
+
+static const struct steady_cfg steady_cfgs[] = {
+	{ "module", "the module's slots, paced (its default)",
+	  0, 0, true, false, true },
+	{ "module_unpaced", "the module's slots, pace=0",
+	  0, 0, false, false, false },
+	{ "module_hot", "the module's slots, paced, a few hot files",
+	  0, 0, true, true, false },
+	{ "eighth", "slots of an eighth of a period (docs/design.md §4), paced",
+	  PERIOD_J / 8, 0, true, false, false },
+	{ "period_aligned", "slots of a period, ticks on slot boundaries, pace=0",
+	  PERIOD_J, 0, false, false, false },
+	{ "period_skewed", "slots of a period, ticks half a slot off, pace=0",
+	  PERIOD_J, PERIOD_J / 2, false, false, true },
+};
+
+struct steady_out {
+	unsigned long dirtied, scanned, passes;
+	struct pass_counts pc;
+	struct timed scan;
+};
+
+/* The pass is over: src/flusher.c's end_pass(). */
+static void steady_end(struct dev *d, struct timed *scratch, bool *in_pass)
+{
+	end_pass_timed(d, scratch, NULL);
+	*in_pass = false;
+}
+
+/*
+ * @nfiles files on one device, STEADY_RATE random new pages a jiffy (a file
+ * picked at random, or from a few hot ones), the flusher's pass on its grid
+ * of period_ms as src/flusher.c runs it under policy aipu: phase 1 with a
+ * cutoff of max_age_ms back (a period less, paced), then phase 2 taking each
+ * due file as it comes due, then the end of the pass.  After max_age_ms and
+ * a few periods to fill the queue, what a number of periods cost.
+ */
+static void steady_run(const struct steady_cfg *c, unsigned long nfiles,
+		       u32 seed, struct steady_out *o)
+{
+	unsigned long warm = MAX_AGE_J + 4 * PERIOD_J;
+	unsigned long span = (quick ? 10 : 60) * PERIOD_J;
+	unsigned long now = T0, next_tick = T0 + c->offset, j, i, f, time;
+	unsigned long scanned0 = 0, dirtied0 = 0, cutoff, due;
+	struct pass_counts pc0 = { 0 };
+	struct dev *d = &devs[0];
+	struct timed scratch = { 0 };
+	u32 *count = calloc(nfiles, sizeof(*count));
+	u64 rng = 0x9e3779b97f4a7c15ull ^ seed;
+	bool in_pass = false;
+
+	if (!count)
+		die("out of memory");
+	slot_width = c->width ? c->width : module_slot;
+	world_reset(false);
+	memset(o, 0, sizeof(*o));
+	for (j = 0; j < warm + span; j++, now++) {
+		if (j == warm) {
+			scanned0 = d->tr.st.entries_scanned;
+			dirtied0 = d->tr.st.pages_dirtied;
+			pc0 = o->pc;
+			timed_clear(&o->scan);
+			o->passes = 0;
+		}
+		caches_ensure();
+		for (i = 0; i < STEADY_RATE; i++) {
+			if (c->hot) {
+				double u = (double)(rng_next(&rng) >> 11) /
+					   (1ull << 53);
+
+				f = (unsigned long)(nfiles * u * u * u);
+			} else {
+				f = rng_next(&rng) % nfiles;
+			}
+			probe(d, file_key(0, f), mix32(count[f]++ ^ mix32(f)),
+			      now);
+		}
+		if (!in_pass && !time_before(now, next_tick)) {
+			while (!time_before(now, next_tick))
+				next_tick += PERIOD_J;
+			cutoff = now - MAX_AGE_J + (c->paced ? PERIOD_J : 0);
+			scan_timed(d, cutoff, &o->scan);
+			o->passes++;
+			in_pass = true;
+		}
+		while (in_pass) {
+			if (!ltrack_next_time(&d->tr, &time)) {
+				steady_end(d, &scratch, &in_pass);
+				break;
+			}
+			due = time + MAX_AGE_J + 1;
+			if (time_before(now, due) && due - now > PERIOD_J) {
+				steady_end(d, &scratch, &in_pass);
+				break;
+			}
+			if (time_before(now, due))
+				break;		/* waits for it */
+			timed_clear(&scratch);
+			if (take_one(d, now - MAX_AGE_J, false, &scratch,
+				     &scratch, &o->pc) == NOTHING)
+				steady_end(d, &scratch, &in_pass);
+		}
+		timed_clear(&scratch);
+	}
+	o->scanned = d->tr.st.entries_scanned - scanned0;
+	o->dirtied = d->tr.st.pages_dirtied - dirtied0;
+	o->pc.takes -= pc0.takes;
+	o->pc.entries -= pc0.entries;
+	o->pc.batches -= pc0.batches;
+	o->pc.extents -= pc0.extents;
+	o->pc.written -= pc0.written;
+	o->pc.pages -= pc0.pages;
+	timed_free(&scratch);
+	free(count);
+	slot_width = module_slot;
+}
+
+static void measure_steady(const unsigned long *sizes, unsigned int nsizes)
+{
+	struct noise nz = noise_begin();
+	FILE *f = json_open("steady");
+	double worst = 0;
+	unsigned long worst_files = 0;
+	unsigned int ci, si;
+	char b1[32];
+
+	printf("\n## 6. The steady state: files phase 1 looks at per extent written\n\n");
+	printf("F files on one device, %d new random pages a jiffy (%d a second at HZ = %d), each of a file picked at random (\"hot\": file = F x u^3, u uniform, so a few files get most pages); the flusher's pass every period_ms = %d ms (%lu jiffies) on a fixed grid, as src/flusher.c runs it under policy aipu with max_age_ms = %d (%lu jiffies; both defaults read from src/knobs.c): phase 1 with a cutoff of max_age_ms back (paced: a period later, the module's default), phase 2 taking each due file as it comes due (every page written), the end of the pass. The first max_age_ms and 4 periods fill the queue; then %d periods are counted. \"looked at\": files phase 1 visited (entries_scanned, the budget it spent); \"extents written\": the merged extents of the batches, what the flusher writes; flog_take() looks at no entry it does not take here (nothing is stale). The module's slots: AIPU_SLOT_JIFFIES = %lu jiffies (src/dev.c), %d of them. The other widths are for contrast, not what the module uses. Issue 14's target: at most 1.05 looked at per extent written.\n\n",
+	       STEADY_RATE, STEADY_RATE * HZ, HZ, AIPU_PERIOD_MS, PERIOD_J,
+	       AIPU_MAX_AGE_MS, MAX_AGE_J, quick ? 10 : 60,
+	       (unsigned long)AIPU_SLOT_JIFFIES, AIPU_LTRACK_SLOTS);
+	printf("| set-up | slot jiffies | files F | pages dirtied | passes | files looked at | extents taken | extents written | files taken | looked at per extent written | per file taken | phase 1 holds: p99.9 / max µs |\n");
+	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	fprintf(f, "{\"measurement\": \"steady\", \"rate_per_jiffy\": %d, "
+		"\"hz\": %d, \"period_jiffies\": %lu, \"max_age_jiffies\": %lu, "
+		"\"slot_jiffies\": %lu, \"target\": 1.05, \"rows\": [\n",
+		STEADY_RATE, HZ, PERIOD_J, MAX_AGE_J,
+		(unsigned long)AIPU_SLOT_JIFFIES);
+	for (ci = 0; ci < ARRAY_SIZE(steady_cfgs); ci++) {
+		const struct steady_cfg *c = &steady_cfgs[ci];
+
+		if (quick && !c->in_quick)
+			continue;
+		for (si = 0; si < nsizes; si++) {
+			struct steady_out o;
+			double per, perf;
+			struct stats st;
+
+			steady_run(c, sizes[si], 17 + si, &o);
+			per = o.pc.written ? (double)o.scanned / o.pc.written : 0;
+			perf = o.pc.batches ? (double)o.scanned / o.pc.batches :
+					      0;
+			if (ci == 0 && per > worst) {
+				worst = per;
+				worst_files = sizes[si];
+			}
+			fprintf(f, "%s{\"config\": \"%s\", \"name\": \"%s\", "
+				"\"slot_jiffies\": %lu, \"paced\": %s, "
+				"\"hot\": %s, \"tick_offset\": %lu, "
+				"\"files\": %lu, \"pages_dirtied\": %lu, "
+				"\"passes\": %lu, \"looked_at\": %lu, "
+				"\"extents_taken\": %lu, "
+				"\"extents_written\": %lu, "
+				"\"files_taken\": %lu, "
+				"\"per_extent_written\": %.4f, "
+				"\"per_file_taken\": %.4f",
+				ci || si ? ",\n" : "", c->id, c->name,
+				c->width ? c->width : module_slot, c->paced ? "true" : "false",
+				c->hot ? "true" : "false", c->offset,
+				sizes[si], o.dirtied, o.passes, o.scanned,
+				o.pc.extents, o.pc.written, o.pc.batches, per,
+				perf);
+			st = json_timed(f, "scan", &o.scan);
+			fprintf(f, "}");
+			printf("| %s | %lu | %s | %lu | %lu | %lu | %lu | %lu | %lu | %s%.3f%s | %.3f | %.1f / %.1f |\n",
+			       c->name, c->width ? c->width : module_slot,
+			       with_commas(sizes[si], b1),
+			       o.dirtied, o.passes, o.scanned, o.pc.extents,
+			       o.pc.written, o.pc.batches,
+			       per > 1.05 ? "**" : "", per,
+			       per > 1.05 ? "**" : "", perf, st.p999 / 1e3,
+			       st.max / 1e3);
+			fflush(stdout);
+			timed_free(&o.scan);
+		}
+	}
+	if (worst > 1.05)
+		printf("\nWith the module's slots (%lu jiffies, paced), phase 1 looks at up to %.3f files per extent written (at %s files): MORE than issue 14's 1.05. The files of the slot the cutoff cuts are looked at and left for the next pass, which looks at them again.\n",
+		       (unsigned long)AIPU_SLOT_JIFFIES, worst,
+		       with_commas(worst_files, b1));
+	else
+		printf("\nWith the module's slots (%lu jiffies, paced), phase 1 looks at no more than %.3f files per extent written: within issue 14's 1.05.\n",
+		       (unsigned long)AIPU_SLOT_JIFFIES, worst);
+	fprintf(f, "\n], \"module_worst\": %.4f, \"module_worst_files\": %lu, ",
+		worst, worst_files);
+	noise_end(f, &nz);
+	fprintf(f, "}\n");
+	json_close(f);
+	world_reset(true);
+}
+
+/* ---- 7. memory ---- */
+
+static void measure_memory(void)
+{
+	FILE *f = json_open("memory");
+	unsigned int i, k;
+	char b1[32], b2[32];
+
+	printf("\n## 7. Memory per page, from the objects' sizes\n\n");
+	printf("Bytes = the objects the queue holds x their sizes: log segments of 64, 512 and 4,096 B; live chunks of %zu B (struct aipu_live_chunk, %d pages each); moved entries %zu B; retries %zu B; trackers as the kernel allocates them, %zu B (struct aipu_ltracker %zu B + hash node + rcu_head, struct aipu_mapping). Divided by the pages tracked one by one (in the logs) and by the pages dirtied (they differ once a file is bounded as a whole). Not counted: slab rounding and slab pages, memcg's per-object pointer (SLAB_ACCOUNT), the table's buckets (8 B each, fixed at load). States at the end of the last fill of tables 1, 2 and 4. Target (issue 14): 16 B a page.\n\n",
+	       sizeof(struct aipu_live_chunk), AIPU_LIVE_CHUNK_PAGES,
+	       sizeof(struct aipu_moved), sizeof(struct aipu_retry),
+	       sizeof(struct bench_mapping), sizeof(struct aipu_ltracker));
+	printf("| state | pages dirtied | tracked one by one | files | segments 64 / 512 / 4096 | live chunks | moved | B per tracked page, queue only | with trackers | B per dirtied page |\n");
+	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	fprintf(f, "{\"measurement\": \"memory\", \"sizes\": {");
+	for (k = 0; k < NR_CACHES; k++)
+		fprintf(f, "%s\"%s\": %zu", k ? ", " : "", cache_names[k],
+			cache_sizes[k]);
+	fprintf(f, "}, \"sizeof_ltracker\": %zu, \"rows\": [\n",
+		sizeof(struct aipu_ltracker));
+	for (i = 0; i < nr_mem_rows; i++) {
+		struct mem_row *m = &mem_rows[i];
+		double q = mem_bytes(m, false), all = mem_bytes(m, true);
+		double perq = m->pages ? q / m->pages : 0;
+		double per = m->pages ? all / m->pages : 0;
+		double perd = m->dirtied ? all / m->dirtied : 0;
+
+		printf("| %s | %s | %s | %lu | %ld / %ld / %ld | %ld | %ld | %.2f | %.2f | %.2f |\n",
+		       m->what, with_commas(m->dirtied, b1),
+		       with_commas(m->pages, b2), m->files, m->objs[C_SEG64],
+		       m->objs[C_SEG512], m->objs[C_SEG4096], m->objs[C_CHUNK],
+		       m->objs[C_MOVED], perq, per, perd);
+		fprintf(f, "%s{\"state\": \"%s\", \"pages_dirtied\": %lu, "
+			"\"pages_tracked\": %lu, \"files\": %lu, "
+			"\"fallbacks\": %lu, \"objects\": {", i ? ",\n" : "",
+			m->what, m->dirtied, m->pages, m->files, m->fallbacks);
+		for (k = 0; k < NR_CACHES; k++)
+			fprintf(f, "%s\"%s\": %ld", k ? ", " : "",
+				cache_names[k], m->objs[k]);
+		fprintf(f, "}, \"bytes_queue\": %.0f, \"bytes\": %.0f, "
+			"\"bytes_per_tracked_page_queue\": %.3f, "
+			"\"bytes_per_tracked_page\": %.3f, "
+			"\"bytes_per_dirtied_page\": %.3f}", q, all, perq, per,
+			perd);
+	}
+	fprintf(f, "\n]}\n");
+	json_close(f);
+}
+
+/* ---- the criterion ---- */
+
+static void print_criterion(void)
+{
+	double c99 = 0, cp = 0, cm = 0, work = 10000;
+	bool noisy_max, noisy_p999;
+	unsigned int i;
+	FILE *f;
+
+	if (!crit_seen) {
+		if (wanted_holds)
+			printf("\n## Criterion (issue 14): with 1,000,000 pages tracked, the longest interrupts-off section at most 50 µs on the host CPU\n\nNot measured: this run had no backlog of 1,000,000 pages (--quick stops at 100,000).\n");
+		return;
+	}
+	for (i = 0; i < ncontrol; i++) {
+		c99 = max(c99, control[i].p99);
+		cp = max(cp, control[i].p999);
+		cm = max(cm, control[i].max);
+	}
+	noisy_max = !ncontrol || cm > TARGET_NS;
+	noisy_p999 = !ncontrol || cp > 2 * work;
+	printf("\n## Criterion (issue 14): with 1,000,000 pages tracked, the longest interrupts-off section at most 50 µs on the host CPU\n\n");
+	printf("Every hold timed at N = 1,000,000 in tables 4 and 5 (probe, phase 1, take, hand-back, end of pass, rmmod, eviction; not phase 1 in one hold, which the module does not do), against the control, a fixed 10 µs computation timed the same way (table 0: p99.9 up to %.1f µs, max up to %.1f µs%s). A set's p99.9 counts only if it has 1,000 holds or more, its p99 100 or more (below that they are its maximum).\n\n",
+	       cp / 1e3, cm / 1e3, ncontrol ? "" : "; not measured: run with noise");
+	printf("- **by p99.9: %s** (worst %.1f µs: %s)%s\n",
+	       crit.p999 <= TARGET_NS ? "met" : "NOT met", crit.p999 / 1e3,
+	       crit.p999_what, noisy_p999 ?
+	       "; the control's p99.9 is also disturbed, so this figure carries host noise too" :
+	       "; the control's p99.9 is close to its 10 µs of work: this figure is the code's");
+	printf("- **by max: %s** (worst %.1f µs: %s)%s\n",
+	       crit.max <= TARGET_NS ? "met" : "NOT met", crit.max / 1e3,
+	       crit.max_what, noisy_max ?
+	       "; DISTURBED by host noise: the control's own max exceeds 50 µs, so a maximum here cannot tell the code's longest hold from the host's interruptions" :
+	       "; the control's max stays under 50 µs, so the maxima are readable");
+	printf("- for reference, by p99 (the control's p99 was %.1f µs for its 10 µs of work): worst %.1f µs (%s): %s\n",
+	       c99 / 1e3, crit.p99 / 1e3, crit.p99_what,
+	       crit.p99 <= TARGET_NS ? "within 50 µs" : "NOT within 50 µs");
+	if (dirty_crit.seen)
+		printf("- not counted above: a pass that finds every page still dirty after its write (policy kernel; pages locked or under writeback) and puts all back, 1,000,000 pages over files of <= 262,144: hand-back p99.9 %.1f / max %.1f µs; **the end of the pass holds the lock %.0f µs (wall) / %.0f µs (CPU): %s** (ltrack_end_pass() budgets files, but flog_end_pass() moves every retry of a file in one call)\n",
+		       dirty_crit.hb.p999 / 1e3, dirty_crit.hb.max / 1e3,
+		       dirty_crit.end_wall / 1e3, dirty_crit.end_cpu / 1e3,
+		       dirty_crit.end_cpu <= TARGET_NS ? "within 50 µs" :
+							 "NOT within 50 µs");
+	if (cut_crit[0] > 0)
+		printf("- not counted above: phase 1's hold that finishes a slot its cutoff cuts moves every not-due file of the slot back at once (wheel.c's seen list is not budgeted): **%.1f µs with 10,000 files dirtied within the slot, %.1f µs with 100,000** (median of rounds, wall)\n",
+		       cut_crit[0] / 1e3, cut_crit[1] / 1e3);
+	f = json_open("criterion");
+	fprintf(f, "{\"target_ns\": %d, \"pages\": 1000000, "
+		"\"worst_p99_ns\": %.1f, \"worst_p99_what\": \"%s\", "
+		"\"worst_p999_ns\": %.1f, \"worst_p999_what\": \"%s\", "
+		"\"worst_max_ns\": %.1f, \"worst_max_what\": \"%s\", "
+		"\"met_p999\": %s, \"met_max\": %s, "
+		"\"control_p99_ns\": %.1f, "
+		"\"control_p999_ns\": %.1f, \"control_max_ns\": %.1f, "
+		"\"max_disturbed_by_noise\": %s, "
+		"\"p999_disturbed_by_noise\": %s, "
+		"\"dirty_handback_p999_ns\": %.1f, "
+		"\"dirty_handback_max_ns\": %.1f, "
+		"\"dirty_end_pass_wall_ns\": %.1f, "
+		"\"dirty_end_pass_cpu_ns\": %.1f, "
+		"\"cut_slot_10k_max_ns\": %.1f, "
+		"\"cut_slot_100k_max_ns\": %.1f}\n", TARGET_NS,
+		crit.p99, crit.p99_what, crit.p999, crit.p999_what, crit.max,
+		crit.max_what,
+		crit.p999 <= TARGET_NS ? "true" : "false",
+		crit.max <= TARGET_NS ? "true" : "false", c99, cp, cm,
+		noisy_max ? "true" : "false", noisy_p999 ? "true" : "false",
+		dirty_crit.hb.p999, dirty_crit.hb.max, dirty_crit.end_wall,
+		dirty_crit.end_cpu, cut_crit[0], cut_crit[1]);
+	json_close(f);
+}
+
 /* ---- main ---- */
 
 static double timer_overhead(void)
@@ -1818,14 +2506,10 @@ static double timer_overhead(void)
 	struct timed t = { 0 };
 	unsigned int i;
 	double med;
-	u64 t0, t1;
 
 	for (i = 0; i < 100000; i++) {
-		pthread_spin_lock(&devs[0].lock);
-		t0 = now_ns();
-		t1 = now_ns();
-		pthread_spin_unlock(&devs[0].lock);
-		timed_add(&t, t1 - t0, false);
+		dev_lock(&devs[0]);
+		timed_add(&t, dev_unlock(&devs[0]), false);
 	}
 	med = stats_of(&t).median;
 	timed_free(&t);
@@ -1836,12 +2520,12 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: scale [--quick] [--rounds N] [--out DIR] [--only LIST]\n"
-		"  --quick     sizes up to 100,000, fewer rounds (a few seconds)\n"
+		"  --quick     sizes up to 100,000, fewer rounds (seconds)\n"
 		"  --rounds N  rounds per measurement (default 3, 1..12)\n"
 		"  --out DIR   an existing directory for the JSON files (default .)\n"
-		"  --only LIST comma-separated: noise,runs,files,threads,scan,kill,\n"
-		"              requeue\n"
-		"              (the memory table comes with runs and files)\n");
+		"  --only LIST comma-separated: noise,pages,files,threads,holds,\n"
+		"              evict,steady (memory comes with pages, files and\n"
+		"              holds; the criterion with holds and evict)\n");
 	exit(2);
 }
 
@@ -1859,6 +2543,30 @@ static bool wanted(const char *only, const char *name)
 		p += len;
 	}
 	return false;
+}
+
+static void check_only(const char *only)
+{
+	static const char * const names[] = {
+		"noise", "pages", "files", "threads", "holds", "evict",
+		"steady",
+	};
+	const char *p = only;
+	unsigned int i;
+	size_t len;
+
+	while (p && *p) {
+		len = strcspn(p, ",");
+		for (i = 0; i < ARRAY_SIZE(names); i++)
+			if (strlen(names[i]) == len && !strncmp(p, names[i], len))
+				break;
+		if (i == ARRAY_SIZE(names)) {
+			fprintf(stderr, "scale: --only: no section '%.*s'\n",
+				(int)len, p);
+			usage();
+		}
+		p += len + (p[len] == ',');
+	}
 }
 
 int main(int argc, char **argv)
@@ -1901,6 +2609,7 @@ int main(int argc, char **argv)
 			break;
 		case 'O':
 			only = optarg;
+			check_only(only);
 			break;
 		default:
 			usage();
@@ -1912,36 +2621,48 @@ int main(int argc, char **argv)
 		rounds = 2;
 	nsz = quick ? 3 : ARRAY_SIZE(full);
 	nfs = quick ? 6 : ARRAY_SIZE(nfiles);
+	for (i = 0; i < NCPUS; i++)
+		for (c = 0; c < NR_CACHES; c++)
+			cpus[i].c[c].size = cache_sizes[c];
+	module_slot = AIPU_SLOT_JIFFIES;
+	slot_width = module_slot;
+	table_init();
 	for (i = 0; i < NDEVS; i++) {
 		pthread_spin_init(&devs[i].lock, PTHREAD_PROCESS_PRIVATE);
-		track_init(&devs[i].tr);
+		ltrack_init(&devs[i].tr, slot_width, T0);
 	}
-	world_reset(0, 0);
+	world_reset(false);
 	start = now_ns();
 	timer = timer_overhead();
-	printf("# aipu scale benchmark: src/track.c in user space\n\n");
-	printf("Constants: AIPU_SCAN_BATCH = %d (src/flusher.c), AIPU_KILL_BATCH = %d (src/mapping.c), AIPU_SHRINK_BATCH = %d (src/shrink.c), AIPU_RUNS_PER_TRACKER_MAX = %d, AIPU_ABSORB_MAX = %d (include/aipu_track.h). Mode: %s, %u rounds. Two clock_gettime() calls back to back inside a hold: %.0f ns (median), included in every hold below.\n\n",
-	       AIPU_SCAN_BATCH, AIPU_KILL_BATCH, AIPU_SHRINK_BATCH,
-	       AIPU_RUNS_PER_TRACKER_MAX, AIPU_ABSORB_MAX,
+	printf("# aipu scale benchmark: the log-based queue (src/track_log.c) in user space\n\n");
+	printf("Constants read from src/ at build time: AIPU_SCAN_BATCH = %d, AIPU_REQUEUE_BATCH = %d, AIPU_HANDBACK_MAX = %d (src/flusher.c), AIPU_KILL_BATCH = %d and a table bucket per %d pages of memory, 2^%d to 2^%d (src/mapping.c), AIPU_SLOT_JIFFIES = %lu at HZ = %d (src/dev.c), max_age_ms = %d and period_ms = %d (src/knobs.c); from the headers: AIPU_LTRACK_BYTES_MAX = %lu, AIPU_LTRACK_SLOTS = %d, AIPU_FLOG_TAKE_ENTRIES = %d, AIPU_FLOG_TAKE_PAGES = %d. Mode: %s, %u rounds. A hold's two clock reads (clock_gettime() here, local_clock() in aipu_dev_lock()/aipu_dev_unlock()) back to back: %.0f ns (median), included in every hold and transition below.\n\n",
+	       AIPU_SCAN_BATCH, AIPU_REQUEUE_BATCH, AIPU_HANDBACK_MAX,
+	       AIPU_KILL_BATCH, AIPU_TABLE_PAGES_PER_BUCKET,
+	       AIPU_TABLE_MIN_BITS, AIPU_TABLE_MAX_BITS,
+	       (unsigned long)AIPU_SLOT_JIFFIES, HZ, AIPU_MAX_AGE_MS,
+	       AIPU_PERIOD_MS, AIPU_LTRACK_BYTES_MAX, AIPU_LTRACK_SLOTS,
+	       AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
 	       quick ? "quick" : "full", rounds, timer);
-	printf("The tracker table is a STAND-IN for the kernel's rhashtable (a chained hash table, 64 buckets, doubled above 75%% load between timed batches as rhashtable's deferred worker would), not the kernel's code. Runs and trackers come from per-CPU free lists reserved before timing (the slab's fast path). A batch or hold during which the thread was switched out or took a page fault (\"disturbed\", read with getrusage() outside the timed window) is counted apart and left out of percentiles and maxima: the kernel holds the lock with interrupts off. Interrupts and the hypervisor's steal are not detected.\n");
+	printf("The tracker table has the kernel's layout and size (%lu buckets for this host's memory) but not its code (no RCU; trackers freed at once). Queue objects and trackers come from per-CPU free lists mapped and touched before timing (the slab's fast path). A batch or hold during which the thread was switched out or took a page fault (\"disturbed\", read with getrusage() outside the timed window) is counted apart and left out of percentiles and maxima: the kernel holds the lock with interrupts off. Interrupts and the hypervisor's steal are not detected: table 0 measures them.\n",
+	       1UL << table.bits);
 	fflush(stdout);
 	if (wanted(only, "noise"))
 		measure_noise("before");
-	if (wanted(only, "runs"))
-		measure_runs(full, nsz);
+	if (wanted(only, "pages"))
+		measure_pages(full, nsz);
 	if (wanted(only, "files"))
 		measure_files(nfiles, nfs);
 	if (wanted(only, "threads"))
 		measure_threads();
-	if (wanted(only, "scan"))
-		measure_scan(full, nsz);
-	if (wanted(only, "kill"))
-		measure_kill();
+	wanted_holds = wanted(only, "holds") || wanted(only, "evict");
+	if (wanted(only, "holds"))
+		measure_holds(full, nsz);
+	if (wanted(only, "evict"))
+		measure_evict(full, nsz);
+	if (wanted(only, "steady"))
+		measure_steady(nfiles, nfs);
 	if (nr_mem_rows)
 		measure_memory();
-	if (wanted(only, "requeue"))
-		measure_requeue();
 	if (wanted(only, "noise")) {
 		printf("\n## 0. (again) The host's noise, after\n\n");
 		printf("| when | work µs | holds | median µs | p99 µs | p99.9 µs | max µs | max (rounds) µs | disturbed holds |\n");
@@ -1949,16 +2670,21 @@ int main(int argc, char **argv)
 		measure_noise("after");
 		noise_finish();
 	}
+	print_criterion();
 	f = json_open("meta");
 	fprintf(f, "{\"mode\": \"%s\", \"rounds\": %u, \"batch\": %d, "
-		"\"scan_batch\": %d, \"kill_batch\": %d, \"shrink_batch\": %d, "
-		"\"runs_per_tracker_max\": %d, \"absorb_max\": %d, "
-		"\"timer_ns\": %.1f, \"seconds\": %.1f, \"hash\": \"stand-in "
-		"for the kernel's rhashtable: chained, 64 buckets, doubling "
-		"above 75%% load between timed batches, no shrinking\"}\n",
-		quick ? "quick" : "full", rounds, BATCH, AIPU_SCAN_BATCH,
-		AIPU_KILL_BATCH, AIPU_SHRINK_BATCH, AIPU_RUNS_PER_TRACKER_MAX,
-		AIPU_ABSORB_MAX, timer, (now_ns() - start) / 1e9);
+		"\"scan_batch\": %d, \"kill_batch\": %d, "
+		"\"requeue_batch\": %d, \"handback_max\": %d, "
+		"\"slot_jiffies\": %lu, \"hz\": %d, \"max_age_ms\": %d, "
+		"\"period_ms\": %d, \"bytes_max\": %lu, "
+		"\"take_entries\": %d, \"take_pages\": %d, "
+		"\"table_buckets\": %lu, \"timer_ns\": %.1f, "
+		"\"seconds\": %.1f}\n", quick ? "quick" : "full", rounds,
+		BATCH, AIPU_SCAN_BATCH, AIPU_KILL_BATCH, AIPU_REQUEUE_BATCH,
+		AIPU_HANDBACK_MAX, (unsigned long)AIPU_SLOT_JIFFIES, HZ,
+		AIPU_MAX_AGE_MS, AIPU_PERIOD_MS, AIPU_LTRACK_BYTES_MAX,
+		AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
+		1UL << table.bits, timer, (now_ns() - start) / 1e9);
 	json_close(f);
 	fprintf(stderr, "scale: done in %.1f s\n", (now_ns() - start) / 1e9);
 	return 0;
