@@ -143,7 +143,7 @@ def key_holds(data, out):
                     f"hand-back {pair(r['dirty_handback'])}, **end of pass: longest hold "
                     f"{us(r['dirty_end_pass_longest_wall']):,.0f} us wall, "
                     f"{us(r['dirty_end_pass_longest_cpu']):,.0f} us CPU** (a file's retries "
-                    f"are not batched)"
+                    f"count against the hold's budget)"
                 )
     if holds and holds.get("cut_slot"):
         parts = [
@@ -151,7 +151,7 @@ def key_holds(data, out):
         ]
         out.append(
             "- phase 1 with its cutoff inside a slot, the hold that finishes the slot "
-            "(every not-due file moved back at once; median of rounds): " + ", ".join(parts)
+            "(the not-due files spliced back; median of rounds): " + ", ".join(parts)
         )
     evict = data.get("evict")
     if evict:

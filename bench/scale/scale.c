@@ -2067,7 +2067,7 @@ static void noise_finish(void)
  * Phase 1 when its cutoff falls inside a slot: @n files of one page each,
  * dirtied evenly over one slot of the module's width, the cutoff at the
  * slot's middle.  Phase 1 moves the due half in budgeted holds; the hold
- * that finishes the slot puts every file it looked at and left (the
+ * that finishes the slot splices the files it looked at and left (the
  * not-due half, on the wheel's seen list) back into the slot.
  */
 /* The slot's last hold (median of rounds): 10,000 and 100,000 files. */
@@ -2119,7 +2119,7 @@ static void measure_holds(const unsigned long *sizes, unsigned int nsizes)
 	int bl;
 
 	printf("\n## 4. The longest lock holds against the backlog\n\n");
-	printf("N pages dirtied on one device (\"probe\": each transition's hold of the lock while the backlog is made, timed one by one), all of them then due, and one flusher pass as src/flusher.c runs it: phase 1 (ltrack_scan()) with a budget of AIPU_SCAN_BATCH = %d files a hold; phase 2 takes (ltrack_take(), a hold each; a batch is up to AIPU_FLOG_TAKE_ENTRIES = %d entries and AIPU_FLOG_TAKE_PAGES = %d pages) and hand-backs (ltrack_done_pages() for at most AIPU_HANDBACK_MAX = %d stretches or AIPU_REQUEUE_BATCH = %d pages a hold, then ltrack_put() in a hold; every page written, so the files end empty and are freed); the end of the pass (ltrack_end_pass(), %d files a hold). Then the same backlog made again, phase 1 in one hold with no budget (for contrast: its wall time, least of the rounds, and CPU time, median; not what the module does), and rmmod's teardown (aipu_mapping_forget(): ltrack_kill() of every file, AIPU_KILL_BATCH = %d objects a hold). %u rounds. Backlogs: random pages over files of at most 262,144 pages (few files, long logs), and files of 4 pages written whole (N/4 files: phase 1's worst), with their trackers, segments and live chunks in address order or handed out in random address order (\"scattered\", a slab after long use). For the first backlog a last pass finds every page still dirty after its write (policy kernel, or pages locked or under writeback) and puts it back: its hand-back and end of pass (flog_end_pass() moves every retry of a file in one call). Cells: p99.9 / max in µs (phase 1: median / p99 / p99.9 / max), disturbed holds left out; the constants are read from src/ at build time.\n\n",
+	printf("N pages dirtied on one device (\"probe\": each transition's hold of the lock while the backlog is made, timed one by one), all of them then due, and one flusher pass as src/flusher.c runs it: phase 1 (ltrack_scan()) with a budget of AIPU_SCAN_BATCH = %d files a hold; phase 2 takes (ltrack_take(), a hold each; a batch is up to AIPU_FLOG_TAKE_ENTRIES = %d entries and AIPU_FLOG_TAKE_PAGES = %d pages) and hand-backs (ltrack_done_pages() for at most AIPU_HANDBACK_MAX = %d stretches or AIPU_REQUEUE_BATCH = %d pages a hold, then ltrack_put() in a hold; every page written, so the files end empty and are freed); the end of the pass (ltrack_end_pass(), %d files a hold). Then the same backlog made again, phase 1 in one hold with no budget (for contrast: its wall time, least of the rounds, and CPU time, median; not what the module does), and rmmod's teardown (aipu_mapping_forget(): ltrack_kill() of every file, AIPU_KILL_BATCH = %d objects a hold). %u rounds. Backlogs: random pages over files of at most 262,144 pages (few files, long logs), and files of 4 pages written whole (N/4 files: phase 1's worst), with their trackers, segments and live chunks in address order or handed out in random address order (\"scattered\", a slab after long use). For the first backlog a last pass finds every page still dirty after its write (policy kernel, or pages locked or under writeback) and puts it back: its hand-back and end of pass (flog_end_pass() moves a file's retries within the hold's budget). Cells: p99.9 / max in µs (phase 1: median / p99 / p99.9 / max), disturbed holds left out; the constants are read from src/ at build time.\n\n",
 	       AIPU_SCAN_BATCH, AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
 	       AIPU_HANDBACK_MAX, AIPU_REQUEUE_BATCH, AIPU_SCAN_BATCH,
 	       AIPU_KILL_BATCH, rounds);
@@ -2465,13 +2465,13 @@ static void print_criterion(void)
 	       c99 / 1e3, crit.p99 / 1e3, crit.p99_what,
 	       crit.p99 <= TARGET_NS ? "within 50 µs" : "NOT within 50 µs");
 	if (dirty_crit.seen)
-		printf("- not counted above: a pass that finds every page still dirty after its write (policy kernel; pages locked or under writeback) and puts all back, 1,000,000 pages over files of <= 262,144: hand-back p99.9 %.1f / max %.1f µs; **the end of the pass holds the lock %.0f µs (wall) / %.0f µs (CPU): %s** (ltrack_end_pass() budgets files, but flog_end_pass() moves every retry of a file in one call)\n",
+		printf("- not counted above: a pass that finds every page still dirty after its write (policy kernel; pages locked or under writeback) and puts all back, 1,000,000 pages over files of <= 262,144: hand-back p99.9 %.1f / max %.1f µs; **the end of the pass holds the lock %.0f µs (wall) / %.0f µs (CPU): %s** (ltrack_end_pass() counts files and retries against its budget of AIPU_SCAN_BATCH a hold)\n",
 		       dirty_crit.hb.p999 / 1e3, dirty_crit.hb.max / 1e3,
 		       dirty_crit.end_wall / 1e3, dirty_crit.end_cpu / 1e3,
 		       dirty_crit.end_cpu <= TARGET_NS ? "within 50 µs" :
 							 "NOT within 50 µs");
 	if (cut_crit[0] > 0)
-		printf("- not counted above: phase 1's hold that finishes a slot its cutoff cuts moves every not-due file of the slot back at once (wheel.c's seen list is not budgeted): **%.1f µs with 10,000 files dirtied within the slot, %.1f µs with 100,000** (median of rounds, wall)\n",
+		printf("- not counted above: phase 1's hold that finishes a slot its cutoff cuts puts the slot's not-due files back (wheel.c splices its seen list back: one step however many): **%.1f µs with 10,000 files dirtied within the slot, %.1f µs with 100,000** (median of rounds, wall)\n",
 		       cut_crit[0] / 1e3, cut_crit[1] / 1e3);
 	f = json_open("criterion");
 	fprintf(f, "{\"target_ns\": %d, \"pages\": 1000000, "
