@@ -3,8 +3,9 @@
  * A file's first-dirty times as an append-only log (docs/design.md, section 4).
  *
  * Pure logic, tested in user space (tests/unit/test_log.c).  It replaced
- * the run of src/track.c (80 B a randomly dirtied page, an allocation and a
- * tree insertion each) with 8 B a page and an allocation per segment.
+ * the queue of runs aipu kept before (80 B a randomly dirtied page, an
+ * allocation and a tree insertion each) with 8 B a page and an allocation
+ * per segment.
  *
  * An *entry* is a u64: the page index (40 bits), the extent's length less
  * one (8 bits: up to 256 pages) and the jiffies since its segment's base

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A device's queue built from logs (docs/design.md, section 4): the
- * device's half of track.c's replacement.  Pure logic, tested in user
+ * device's half; src/flog.c is a file's.  Pure logic, tested in user
  * space (tests/unit/test_track_log.c); the kernel glue is src/flusher.c,
  * src/hook.c and the files they call.
  *
@@ -26,7 +26,7 @@
  * then a no-op).  What a pass puts back is due in the next pass, not in
  * the same one.
  *
- * Lazytime timestamps keep track.c's own list (their expiry is not
+ * Lazytime timestamps keep a list of their own (their expiry is not
  * max_age_ms).  Staging moves the oldest files whole, whatever their age;
  * max_batch is the flusher's to enforce (a batch's max_pages), and what it
  * leaves due goes back at the end of the pass.  Callers hold the device's
@@ -130,7 +130,7 @@ struct aipu_lbatch {
 	struct aipu_extent x[AIPU_LBATCH_MAX];
 };
 
-/* Provided by the kernel glue or the unit tests, as for track.c. */
+/* Provided by the kernel glue (src/mem.c, src/mapping.c) or the unit tests. */
 struct aipu_ltracker *aipu_ltracker_alloc(void);
 void aipu_ltracker_free(struct aipu_ltracker *t);
 struct aipu_ltracker *aipu_ltracker_lookup(const void *key);

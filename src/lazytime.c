@@ -7,7 +7,7 @@
  * once they are dirtytime_expire_seconds old (12 h by default).  With a
  * writing policy aipu turns that periodic writeback off, so nothing else
  * would write them before sync or umount: aipu keeps each inode's first
- * such dirtying on its device's times list (src/track.c) and, once it is
+ * such dirtying on its device's times list (src/track_log.c) and, once it is
  * as old as the sysctl says, asks for the inode's metadata alone
  * (sync_inode_metadata(), WB_SYNC_NONE), which writes the timestamps when
  * the kernel's own test in __writeback_single_inode() finds them expired.
