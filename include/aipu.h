@@ -183,6 +183,7 @@ bool aipu_policy_bounded(void);
 bool aipu_policy_wants_poke(void);
 void aipu_policy_plan(struct aipu_dev *d, unsigned long now);
 bool aipu_policy_scan(struct aipu_dev *d, unsigned int budget);
+void aipu_policy_staged(struct aipu_dev *d);
 long aipu_policy_timeout(struct aipu_dev *d, unsigned long now,
 			 unsigned long next_tick);
 void aipu_policy_init(void);

@@ -193,6 +193,16 @@ bool aipu_policy_scan(struct aipu_dev *d, unsigned int budget)
 }
 
 /*
+ * The pass's staged pages have left the plug: the next batch may start C
+ * from now, not from the pass's start, so consecutive batches reach the
+ * device more than C - 1 jiffy apart however long this one took to issue.
+ */
+void aipu_policy_staged(struct aipu_dev *d)
+{
+	d->next_stage = jiffies + max(ms(&aipu_stage_interval_ms), 1UL);
+}
+
+/*
  * How long the device's flusher may sleep: until the next tick of the
  * period, or sooner when staging has something to stage.
  */

@@ -16,8 +16,11 @@
 #    later pages are still being dirtied (each dirtying wakes the flusher,
 #    which must not stage early). blktrace must show each page written once,
 #    in the order dirtied, the 8 pages' writes queued (Q) and dispatched (D)
-#    >= 500 ms apart less one jiffy (C is counted in jiffies, so the starts
-#    of two passes are more than C - 1 jiffy apart in real time), and, since
+#    >= 500 ms apart less one jiffy (C is counted in jiffies from the moment
+#    the previous batch left the flusher's plug, so two batches' writes are
+#    more than C - 1 jiffy apart in real time, however long the previous
+#    one took to issue: CI saw 492 ms when C counted from the pass's
+#    start and the issue lagged it by 8 ms under TCG), and, since
 #    a batch is due every C, no two more than 2 C apart (the period would
 #    give 5 s). The lead page is left out of the gaps: its write waits for
 #    the dirtying process to release the page (the dirtying woke the flusher
