@@ -46,6 +46,7 @@ struct aipu_flog {
 	struct list_head retry_new;	/* put back in this pass, not yet due */
 	unsigned long retry_pages;
 	unsigned long imprecise;	/* live set short of memory: early */
+	unsigned long dated_back;	/* retries put back older: early */
 };
 
 /*
@@ -57,6 +58,8 @@ struct aipu_flog {
 #define AIPU_FLOG_TAKE_ENTRIES	1024
 /* Pages one flog_take() goes past, at most (16 MiB of 4-KiB pages). */
 #define AIPU_FLOG_TAKE_PAGES	4096
+/* Nodes a retry's insertion looks at from either end of the retries. */
+#define AIPU_RETRY_WALK		4
 
 /* Provided by the kernel glue or the unit tests. */
 struct aipu_retry *aipu_retry_alloc(void);

@@ -18,6 +18,7 @@ void flog_init(struct aipu_flog *f)
 	INIT_LIST_HEAD(&f->retry_new);
 	f->retry_pages = 0;
 	f->imprecise = 0;
+	f->dated_back = 0;
 }
 
 /* Nothing queued, this pass's retries included. */
@@ -207,16 +208,45 @@ unsigned int flog_merge(struct aipu_extent *x, unsigned int n)
 	return m + 1;
 }
 
-/* Into the retries in time order, walking from the newest. */
+static struct aipu_retry *retry_of(struct list_head *pos)
+{
+	return list_entry(pos, struct aipu_retry, link);
+}
+
+/*
+ * Into the retries in time order: looked for from the newest end (a pass
+ * puts most back in the order it took them), then from the oldest.  One
+ * that fits neither within AIPU_RETRY_WALK nodes goes in after the oldest
+ * AIPU_RETRY_WALK, dated back to the time of the node it then precedes:
+ * it was due when put back, so it is written early, never late, and its
+ * hold stays short however many retries the file has (walking the whole
+ * list took 110 us of CPU a hold at 1 M pages in bench/scale).
+ */
 static void retry_insert(struct aipu_flog *f, struct aipu_retry *r)
 {
 	struct list_head *pos = f->retry.prev;
+	unsigned int i;
 
-	while (pos != &f->retry &&
-	       time_before(r->x.time,
-			   list_entry(pos, struct aipu_retry, link)->x.time))
+	for (i = 0; i < AIPU_RETRY_WALK && pos != &f->retry; i++) {
+		if (!time_before(r->x.time, retry_of(pos)->x.time))
+			break;
 		pos = pos->prev;
-	list_add(&r->link, pos);
+	}
+	if (i < AIPU_RETRY_WALK || pos == &f->retry) {
+		list_add(&r->link, pos);
+		return;
+	}
+	/* More than AIPU_RETRY_WALK nodes, the newest of them all later. */
+	pos = f->retry.next;
+	for (i = 0; !time_before(r->x.time, retry_of(pos)->x.time); i++) {
+		if (i == AIPU_RETRY_WALK) {
+			r->x.time = retry_of(pos)->x.time;
+			f->dated_back++;
+			break;
+		}
+		pos = pos->next;
+	}
+	list_add_tail(&r->link, pos);
 }
 
 /*

@@ -34,7 +34,7 @@
 #include "aipu_compat.h"
 
 /* Queue objects freed per hold of the device's lock at a mapping's eviction. */
-#define AIPU_KILL_BATCH 256
+#define AIPU_KILL_BATCH 64
 /* Buckets: one per 32 pages of memory, within these powers of two. */
 #define AIPU_TABLE_PAGES_PER_BUCKET 32
 #define AIPU_TABLE_MIN_BITS 12

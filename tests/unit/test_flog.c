@@ -88,6 +88,70 @@ static int test_take_and_retry(void)
 	return 0;
 }
 
+/*
+ * @n single pages dirtied one a jiffy in random page order, all declined
+ * and handed back in page order (as the flusher does), so their retries
+ * arrive in random time order; the end of the pass then moves them a few a
+ * call.  The retries must end in time order, each at its page's time or,
+ * dated back (a retry that fit neither end's first AIPU_RETRY_WALK nodes),
+ * earlier, never later; every page is taken again exactly once.
+ */
+static int check_retry_order(unsigned int n, bool may_date_back)
+{
+	static unsigned long when[2 * 1024];
+	unsigned int i, j, k, perm[1024], budget, early = 0;
+	struct aipu_extent x[1024];
+	struct aipu_retry *r;
+	unsigned long prev = T0;
+	struct aipu_flog f;
+
+	flog_init(&f);
+	for (i = 0; i < n; i++)
+		perm[i] = i;
+	for (i = n - 1; i > 0; i--) {
+		j = rand() % (i + 1);
+		k = perm[i];
+		perm[i] = perm[j];
+		perm[j] = k;
+	}
+	for (i = 0; i < n; i++) {
+		when[2 * perm[i]] = T0 + i;
+		CHECK(flog_dirty(&f, 2 * perm[i], 1, T0 + i) == 1);
+	}
+	CHECK(take_all(&f, T0 + n, x) == n);
+	for (i = 0; i < n; i++)
+		CHECK(!flog_done(&f, x[i].index, 1, x[i].time, true));
+	do {
+		budget = 3;
+	} while (!flog_end_pass(&f, &budget));
+	list_for_each_entry(r, &f.retry, link) {
+		CHECK(!time_before(r->x.time, prev));
+		CHECK(!time_after(r->x.time, when[r->x.index]));
+		early += r->x.time != when[r->x.index];
+		prev = r->x.time;
+	}
+	CHECK(early == f.dated_back);
+	CHECK(may_date_back ? early > 0 : early == 0);
+	CHECK(take_all(&f, T0 + n, x) == n);
+	for (i = 0; i < n; i++)
+		CHECK(x[i].index == 2 * i && x[i].nr == 1);
+	for (i = 0; i < n; i++)
+		CHECK(!flog_done(&f, x[i].index, 1, x[i].time, false));
+	CHECK(flog_empty(&f));
+	flog_drop(&f, &(unsigned long){ ~0UL });
+	CHECK(unit_no_memory_held());
+	return 0;
+}
+
+/* Few retries are placed exactly; many are placed within a short walk. */
+static int test_retry_order(void)
+{
+	srand(unit_seed(3));
+	CHECK(!check_retry_order(2 * AIPU_RETRY_WALK, false));
+	CHECK(!check_retry_order(1000, true));
+	return 0;
+}
+
 /* Cleaned by someone else and dirtied again: the old entry is skipped. */
 static int test_stale(void)
 {
@@ -360,6 +424,7 @@ static int test_model(void)
 int main(void)
 {
 	RUN(test_take_and_retry);
+	RUN(test_retry_order);
 	RUN(test_stale);
 	RUN(test_same_jiffy);
 	RUN(test_stale_run);
