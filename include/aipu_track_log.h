@@ -130,6 +130,25 @@ struct aipu_lbatch {
 	struct aipu_extent x[AIPU_LBATCH_MAX];
 };
 
+/* Pages and stretches of them handed back per hold of the lock, at most. */
+#define AIPU_HANDBACK_PAGES	256
+#define AIPU_HANDBACK_MAX	16
+
+/*
+ * A batch's pages on their way back to @t's queue, collected outside the
+ * lock in stretches, each written or found clean, or still dirty.
+ */
+struct aipu_handback {
+	struct aipu_ltracker *t;
+	unsigned int n;
+	unsigned long pages;
+	struct {
+		pgoff_t index;
+		unsigned long nr, time;
+		bool dirty;
+	} s[AIPU_HANDBACK_MAX];
+};
+
 /* Provided by the kernel glue (src/mem.c, src/mapping.c) or the unit tests. */
 struct aipu_ltracker *aipu_ltracker_alloc(void);
 void aipu_ltracker_free(struct aipu_ltracker *t);
@@ -165,6 +184,10 @@ struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
 void ltrack_done_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		       pgoff_t index, unsigned long nr, unsigned long time,
 		       bool still_dirty);
+void ltrack_handback_add(struct aipu_handback *h, pgoff_t index,
+			 unsigned long nr, unsigned long time, bool dirty,
+			 void (*flush)(struct aipu_handback *h));
+void ltrack_handback(struct aipu_ltrack *tr, struct aipu_handback *h);
 void ltrack_requeue_entry(struct aipu_ltrack *tr, struct aipu_lentry *e);
 void ltrack_done_entry(struct aipu_ltrack *tr, struct aipu_lentry *e);
 void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t);

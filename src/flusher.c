@@ -38,10 +38,8 @@
 
 /* Files phase 1 looks at per hold of the device's lock. */
 #define AIPU_SCAN_BATCH 32
-/* Pages handed back per hold of the device's lock after a write. */
+/* Pages a park puts back per hold of the device's lock. */
 #define AIPU_REQUEUE_BATCH 256
-/* Stretches of pages handed back per hold, at most. */
-#define AIPU_HANDBACK_MAX 16
 /* And the longest a batch's counts wait to reach stat. */
 #define AIPU_HANDBACK_JIFFIES (HZ / 10)
 /* A device must track nothing this many periods, and this long, to go. */
@@ -78,63 +76,42 @@ static void outcome_written(struct outcome *o, unsigned long written,
 
 /*
  * Taken pages go back to the queue in stretches, each written or found
- * clean (done) or still dirty (retried at its time in the next pass),
- * collected and handed back at most AIPU_HANDBACK_MAX stretches and
- * AIPU_REQUEUE_BATCH pages per hold of the device's lock; the pages
- * written meanwhile (@o->age) are counted in the same hold, and at least
- * every AIPU_HANDBACK_JIFFIES, so stat follows a batch to a slow device.
+ * clean (done) or still dirty (retried at its time in the next pass), a
+ * hold's worth at a time (ltrack_handback_add()); the pages written
+ * meanwhile (@o->age) are counted in the same hold, and at least every
+ * AIPU_HANDBACK_JIFFIES, so stat follows a batch to a slow device.
  */
 struct handback {
+	struct aipu_handback hb;
 	struct aipu_dev *d;
-	struct aipu_ltracker *t;
 	struct outcome *o;
-	unsigned int n;
-	unsigned long pages, flushed;
-	struct {
-		pgoff_t index;
-		unsigned long nr, time;
-		bool dirty;
-	} s[AIPU_HANDBACK_MAX];
+	unsigned long flushed;
 };
 
 static void handback_flush(struct handback *h)
 {
 	unsigned long flags;
-	unsigned int i;
 
-	if (!h->n && !h->o->uncounted)
+	if (!h->hb.n && !h->o->uncounted)
 		return;
 	flags = aipu_dev_lock(h->d);
-	for (i = 0; i < h->n; i++)
-		ltrack_done_pages(&h->d->tr, h->t, h->s[i].index, h->s[i].nr,
-				  h->s[i].time, h->s[i].dirty);
+	ltrack_handback(&h->d->tr, &h->hb);
 	aipu_dev_written(h->d, h->o->age);
 	aipu_dev_unlock(h->d, flags);
 	memset(h->o->age, 0, sizeof(h->o->age));
 	h->o->uncounted = 0;
-	h->n = 0;
-	h->pages = 0;
 	h->flushed = jiffies;
+}
+
+static void handback_full(struct aipu_handback *hb)
+{
+	handback_flush(container_of(hb, struct handback, hb));
 }
 
 static void handback_add(struct handback *h, pgoff_t index, unsigned long nr,
 			 unsigned long time, bool dirty)
 {
-	unsigned long part;
-
-	while (nr) {
-		part = min(nr, AIPU_REQUEUE_BATCH - h->pages);
-		h->s[h->n].index = index;
-		h->s[h->n].nr = part;
-		h->s[h->n].time = time;
-		h->s[h->n].dirty = dirty;
-		h->n++;
-		h->pages += part;
-		index += part;
-		nr -= part;
-		if (h->n == AIPU_HANDBACK_MAX || h->pages == AIPU_REQUEUE_BATCH)
-			handback_flush(h);
-	}
+	ltrack_handback_add(&h->hb, index, nr, time, dirty, handback_full);
 }
 
 /*
@@ -250,7 +227,7 @@ static void issue_extent(struct handback *h, struct address_space *m,
 	unsigned long written = 0, dirty;
 
 	if (write)
-		written = write_range(h->d, h->t, m, start, end, x->time);
+		written = write_range(h->d, h->hb.t, m, start, end, x->time);
 	dirty = handback_range(h, m, start, end, x->time);
 	outcome_written(o, written, x->time);
 	o->retried += dirty;
@@ -315,7 +292,7 @@ static unsigned long issue_batch(struct aipu_dev *d, struct aipu_lbatch *b,
 	struct address_space *m = (struct address_space *)t->key;
 	unsigned long taken = jiffies, flags;
 	struct outcome o = { 0 };
-	struct handback h = { .d = d, .t = t, .o = &o, .flushed = taken };
+	struct handback h = { .hb.t = t, .d = d, .o = &o, .flushed = taken };
 	struct aipu_pin p;
 	unsigned int i, n = flog_merge(b->x, b->n);
 

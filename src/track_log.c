@@ -578,6 +578,45 @@ struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
 }
 
 /*
+ * Collect [index, index + nr) of a batch for the hand-back; @flush takes the
+ * lock and calls ltrack_handback() each time the collection holds a hold's
+ * worth (AIPU_HANDBACK_MAX stretches or AIPU_HANDBACK_PAGES pages), so no
+ * hold grows with the batch.
+ */
+void ltrack_handback_add(struct aipu_handback *h, pgoff_t index,
+			 unsigned long nr, unsigned long time, bool dirty,
+			 void (*flush)(struct aipu_handback *h))
+{
+	unsigned long part;
+
+	while (nr) {
+		part = min(nr, AIPU_HANDBACK_PAGES - h->pages);
+		h->s[h->n].index = index;
+		h->s[h->n].nr = part;
+		h->s[h->n].time = time;
+		h->s[h->n].dirty = dirty;
+		h->n++;
+		h->pages += part;
+		index += part;
+		nr -= part;
+		if (h->n == AIPU_HANDBACK_MAX || h->pages == AIPU_HANDBACK_PAGES)
+			flush(h);
+	}
+}
+
+/* The collection back to its file's queue, and emptied.  Lock held. */
+void ltrack_handback(struct aipu_ltrack *tr, struct aipu_handback *h)
+{
+	unsigned int i;
+
+	for (i = 0; i < h->n; i++)
+		ltrack_done_pages(tr, h->t, h->s[i].index, h->s[i].nr,
+				  h->s[i].time, h->s[i].dirty);
+	h->n = 0;
+	h->pages = 0;
+}
+
+/*
  * Taken pages [index, index + nr) of @t, first dirtied at @time or later,
  * were written or found clean, or (@still_dirty) are to be written again at
  * @time, in the next pass.  Nothing to do for an evicted file.  A file

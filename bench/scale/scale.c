@@ -16,8 +16,8 @@
  *     ltrack_pages();
  *   - the flusher (src/flusher.c) runs phase 1 in holds of AIPU_SCAN_BATCH
  *     files, takes a batch a hold, merges it outside the lock and hands its
- *     extents back AIPU_HANDBACK_MAX stretches or AIPU_REQUEUE_BATCH pages a
- *     hold, then ltrack_put() in a hold of its own; eviction and rmmod free
+ *     extents back AIPU_HANDBACK_MAX stretches or AIPU_HANDBACK_PAGES pages
+ *     a hold (ltrack_handback()), then ltrack_put() in a hold of its own; eviction and rmmod free
  *     AIPU_KILL_BATCH objects a hold (src/mapping.c).  These constants are
  *     read from those files at build time (Makefile);
  *   - queue objects and trackers come from per-"CPU" caches, mapped and
@@ -63,12 +63,6 @@
 
 #ifndef AIPU_SCAN_BATCH
 #error "AIPU_SCAN_BATCH: build with make, which reads it from src/flusher.c"
-#endif
-#ifndef AIPU_REQUEUE_BATCH
-#error "AIPU_REQUEUE_BATCH: build with make, which reads it from src/flusher.c"
-#endif
-#ifndef AIPU_HANDBACK_MAX
-#error "AIPU_HANDBACK_MAX: build with make, which reads it from src/flusher.c"
 #endif
 #ifndef AIPU_KILL_BATCH
 #error "AIPU_KILL_BATCH: build with make, which reads it from src/mapping.c"
@@ -1591,56 +1585,23 @@ static unsigned long scan_timed(struct dev *d, unsigned long cutoff,
 }
 
 /*
- * Taken pages go back in stretches, AIPU_HANDBACK_MAX stretches or
- * AIPU_REQUEUE_BATCH pages a hold: src/flusher.c's handback_add() and
- * handback_flush().
+ * Taken pages go back as src/flusher.c hands them back: collected by
+ * ltrack_handback_add(), a hold of ltrack_handback() for each
+ * AIPU_HANDBACK_MAX stretches or AIPU_HANDBACK_PAGES pages.
  */
 struct handback {
+	struct aipu_handback hb;
 	struct dev *d;
-	struct aipu_ltracker *t;
 	struct timed *holds;
-	unsigned int n;
-	unsigned long pages;
-	struct {
-		pgoff_t index;
-		unsigned long nr, time;
-		bool dirty;
-	} s[AIPU_HANDBACK_MAX];
 };
 
-static void handback_flush(struct handback *h)
+static void handback_flush(struct aipu_handback *hb)
 {
-	unsigned int i;
+	struct handback *h = container_of(hb, struct handback, hb);
 
-	if (!h->n)
+	if (!hb->n)
 		return;
-	TIMED_HOLD(h->d, h->holds,
-		   for (i = 0; i < h->n; i++)
-			ltrack_done_pages(&h->d->tr, h->t, h->s[i].index,
-					  h->s[i].nr, h->s[i].time,
-					  h->s[i].dirty));
-	h->n = 0;
-	h->pages = 0;
-}
-
-static void handback_add(struct handback *h, pgoff_t index, unsigned long nr,
-			 unsigned long time, bool dirty)
-{
-	unsigned long part;
-
-	while (nr) {
-		part = min(nr, AIPU_REQUEUE_BATCH - h->pages);
-		h->s[h->n].index = index;
-		h->s[h->n].nr = part;
-		h->s[h->n].time = time;
-		h->s[h->n].dirty = dirty;
-		h->n++;
-		h->pages += part;
-		index += part;
-		nr -= part;
-		if (h->n == AIPU_HANDBACK_MAX || h->pages == AIPU_REQUEUE_BATCH)
-			handback_flush(h);
-	}
+	TIMED_HOLD(h->d, h->holds, ltrack_handback(&h->d->tr, hb));
 }
 
 struct pass_counts {
@@ -1683,14 +1644,15 @@ static enum took take_one(struct dev *d, unsigned long cutoff, bool dirty,
 	pc->extents += b.n;
 	pc->written += n;
 	{
-		struct handback h = { .d = d, .t = b.t, .holds = handback };
+		struct handback h = { .hb.t = b.t, .d = d, .holds = handback };
 
 		for (i = 0; i < n; i++) {
 			pc->pages += b.x[i].nr;
-			handback_add(&h, b.x[i].index, b.x[i].nr, b.x[i].time,
-				     dirty);
+			ltrack_handback_add(&h.hb, b.x[i].index, b.x[i].nr,
+					    b.x[i].time, dirty,
+					    handback_flush);
 		}
-		handback_flush(&h);
+		handback_flush(&h.hb);
 	}
 	TIMED_HOLD(d, handback, ltrack_put(&d->tr, b.t));
 	return TOOK;
@@ -2119,16 +2081,16 @@ static void measure_holds(const unsigned long *sizes, unsigned int nsizes)
 	int bl;
 
 	printf("\n## 4. The longest lock holds against the backlog\n\n");
-	printf("N pages dirtied on one device (\"probe\": each transition's hold of the lock while the backlog is made, timed one by one), all of them then due, and one flusher pass as src/flusher.c runs it: phase 1 (ltrack_scan()) with a budget of AIPU_SCAN_BATCH = %d files a hold; phase 2 takes (ltrack_take(), a hold each; a batch is up to AIPU_FLOG_TAKE_ENTRIES = %d entries and AIPU_FLOG_TAKE_PAGES = %d pages) and hand-backs (ltrack_done_pages() for at most AIPU_HANDBACK_MAX = %d stretches or AIPU_REQUEUE_BATCH = %d pages a hold, then ltrack_put() in a hold; every page written, so the files end empty and are freed); the end of the pass (ltrack_end_pass(), %d files a hold). Then the same backlog made again, phase 1 in one hold with no budget (for contrast: its wall time, least of the rounds, and CPU time, median; not what the module does), and rmmod's teardown (aipu_mapping_forget(): ltrack_kill() of every file, AIPU_KILL_BATCH = %d objects a hold). %u rounds. Backlogs: random pages over files of at most 262,144 pages (few files, long logs), and files of 4 pages written whole (N/4 files: phase 1's worst), with their trackers, segments and live chunks in address order or handed out in random address order (\"scattered\", a slab after long use). For the first backlog a last pass finds every page still dirty after its write (policy kernel, or pages locked or under writeback) and puts it back: its hand-back and end of pass (flog_end_pass() moves a file's retries within the hold's budget). Cells: p99.9 / max in µs (phase 1: median / p99 / p99.9 / max), disturbed holds left out; the constants are read from src/ at build time.\n\n",
+	printf("N pages dirtied on one device (\"probe\": each transition's hold of the lock while the backlog is made, timed one by one), all of them then due, and one flusher pass as src/flusher.c runs it: phase 1 (ltrack_scan()) with a budget of AIPU_SCAN_BATCH = %d files a hold; phase 2 takes (ltrack_take(), a hold each; a batch is up to AIPU_FLOG_TAKE_ENTRIES = %d entries and AIPU_FLOG_TAKE_PAGES = %d pages) and hand-backs (ltrack_handback() for at most AIPU_HANDBACK_MAX = %d stretches or AIPU_HANDBACK_PAGES = %d pages a hold, then ltrack_put() in a hold; every page written, so the files end empty and are freed); the end of the pass (ltrack_end_pass(), %d files a hold). Then the same backlog made again, phase 1 in one hold with no budget (for contrast: its wall time, least of the rounds, and CPU time, median; not what the module does), and rmmod's teardown (aipu_mapping_forget(): ltrack_kill() of every file, AIPU_KILL_BATCH = %d objects a hold). %u rounds. Backlogs: random pages over files of at most 262,144 pages (few files, long logs), and files of 4 pages written whole (N/4 files: phase 1's worst), with their trackers, segments and live chunks in address order or handed out in random address order (\"scattered\", a slab after long use). For the first backlog a last pass finds every page still dirty after its write (policy kernel, or pages locked or under writeback) and puts it back: its hand-back and end of pass (flog_end_pass() moves a file's retries within the hold's budget). Cells: p99.9 / max in µs (phase 1: median / p99 / p99.9 / max), disturbed holds left out; the constants are read from src/ at build time.\n\n",
 	       AIPU_SCAN_BATCH, AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
-	       AIPU_HANDBACK_MAX, AIPU_REQUEUE_BATCH, AIPU_SCAN_BATCH,
+	       AIPU_HANDBACK_MAX, AIPU_HANDBACK_PAGES, AIPU_SCAN_BATCH,
 	       AIPU_KILL_BATCH, rounds);
 	printf("| backlog N pages | backlog | phase 1 holds a pass | probe µs | phase 1 batched µs | phase 1 in one hold: wall / CPU µs | take µs | hand-back µs | end of pass µs | rmmod µs | disturbed holds |\n");
 	printf("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, "{\"measurement\": \"holds\", \"rounds\": %u, "
-		"\"scan_batch\": %d, \"kill_batch\": %d, \"requeue_batch\": %d, "
+		"\"scan_batch\": %d, \"kill_batch\": %d, \"handback_pages\": %d, "
 		"\"handback_max\": %d, \"unit\": \"ns per hold\", \"rows\": [\n",
-		rounds, AIPU_SCAN_BATCH, AIPU_KILL_BATCH, AIPU_REQUEUE_BATCH,
+		rounds, AIPU_SCAN_BATCH, AIPU_KILL_BATCH, AIPU_HANDBACK_PAGES,
 		AIPU_HANDBACK_MAX);
 	for (bl = 0; bl < B_NR; bl++)
 		for (si = 0; si < nsizes; si++)
@@ -2635,12 +2597,13 @@ int main(int argc, char **argv)
 	start = now_ns();
 	timer = timer_overhead();
 	printf("# aipu scale benchmark: the log-based queue (src/track_log.c) in user space\n\n");
-	printf("Constants read from src/ at build time: AIPU_SCAN_BATCH = %d, AIPU_REQUEUE_BATCH = %d, AIPU_HANDBACK_MAX = %d (src/flusher.c), AIPU_KILL_BATCH = %d and a table bucket per %d pages of memory, 2^%d to 2^%d (src/mapping.c), AIPU_SLOT_JIFFIES = %lu at HZ = %d (src/dev.c), max_age_ms = %d and period_ms = %d (src/knobs.c); from the headers: AIPU_LTRACK_BYTES_MAX = %lu, AIPU_LTRACK_SLOTS = %d, AIPU_FLOG_TAKE_ENTRIES = %d, AIPU_FLOG_TAKE_PAGES = %d. Mode: %s, %u rounds. A hold's two clock reads (clock_gettime() here, local_clock() in aipu_dev_lock()/aipu_dev_unlock()) back to back: %.0f ns (median), included in every hold and transition below.\n\n",
-	       AIPU_SCAN_BATCH, AIPU_REQUEUE_BATCH, AIPU_HANDBACK_MAX,
+	printf("Constants read from src/ at build time: AIPU_SCAN_BATCH = %d (src/flusher.c), AIPU_KILL_BATCH = %d and a table bucket per %d pages of memory, 2^%d to 2^%d (src/mapping.c), AIPU_SLOT_JIFFIES = %lu at HZ = %d (src/dev.c), max_age_ms = %d and period_ms = %d (src/knobs.c); from the headers: AIPU_HANDBACK_MAX = %d, AIPU_HANDBACK_PAGES = %d, AIPU_LTRACK_BYTES_MAX = %lu, AIPU_LTRACK_SLOTS = %d, AIPU_FLOG_TAKE_ENTRIES = %d, AIPU_FLOG_TAKE_PAGES = %d. Mode: %s, %u rounds. A hold's two clock reads (clock_gettime() here, local_clock() in aipu_dev_lock()/aipu_dev_unlock()) back to back: %.0f ns (median), included in every hold and transition below.\n\n",
+	       AIPU_SCAN_BATCH,
 	       AIPU_KILL_BATCH, AIPU_TABLE_PAGES_PER_BUCKET,
 	       AIPU_TABLE_MIN_BITS, AIPU_TABLE_MAX_BITS,
 	       (unsigned long)AIPU_SLOT_JIFFIES, HZ, AIPU_MAX_AGE_MS,
-	       AIPU_PERIOD_MS, AIPU_LTRACK_BYTES_MAX, AIPU_LTRACK_SLOTS,
+	       AIPU_PERIOD_MS, AIPU_HANDBACK_MAX, AIPU_HANDBACK_PAGES,
+	       AIPU_LTRACK_BYTES_MAX, AIPU_LTRACK_SLOTS,
 	       AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
 	       quick ? "quick" : "full", rounds, timer);
 	printf("The tracker table has the kernel's layout and size (%lu buckets for this host's memory) but not its code (no RCU; trackers freed at once). Queue objects and trackers come from per-CPU free lists mapped and touched before timing (the slab's fast path). A batch or hold during which the thread was switched out or took a page fault (\"disturbed\", read with getrusage() outside the timed window) is counted apart and left out of percentiles and maxima: the kernel holds the lock with interrupts off. Interrupts and the hypervisor's steal are not detected: table 0 measures them.\n",
@@ -2674,13 +2637,13 @@ int main(int argc, char **argv)
 	f = json_open("meta");
 	fprintf(f, "{\"mode\": \"%s\", \"rounds\": %u, \"batch\": %d, "
 		"\"scan_batch\": %d, \"kill_batch\": %d, "
-		"\"requeue_batch\": %d, \"handback_max\": %d, "
+		"\"handback_pages\": %d, \"handback_max\": %d, "
 		"\"slot_jiffies\": %lu, \"hz\": %d, \"max_age_ms\": %d, "
 		"\"period_ms\": %d, \"bytes_max\": %lu, "
 		"\"take_entries\": %d, \"take_pages\": %d, "
 		"\"table_buckets\": %lu, \"timer_ns\": %.1f, "
 		"\"seconds\": %.1f}\n", quick ? "quick" : "full", rounds,
-		BATCH, AIPU_SCAN_BATCH, AIPU_KILL_BATCH, AIPU_REQUEUE_BATCH,
+		BATCH, AIPU_SCAN_BATCH, AIPU_KILL_BATCH, AIPU_HANDBACK_PAGES,
 		AIPU_HANDBACK_MAX, (unsigned long)AIPU_SLOT_JIFFIES, HZ,
 		AIPU_MAX_AGE_MS, AIPU_PERIOD_MS, AIPU_LTRACK_BYTES_MAX,
 		AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,

@@ -616,6 +616,50 @@ static int model(unsigned int seed, int fail_rate)
 }
 
 /* Without failures early_ok comes only from the shrinker: a strict run. */
+/* What each flush of a hand-back held: stretches, pages, and the pages. */
+static unsigned int hb_flushes, hb_bad;
+static unsigned long hb_next, hb_time;
+
+static void hb_flush(struct aipu_handback *h)
+{
+	unsigned int i;
+
+	hb_flushes++;
+	if (!h->n || h->n > AIPU_HANDBACK_MAX ||
+	    h->pages > AIPU_HANDBACK_PAGES)
+		hb_bad++;
+	for (i = 0; i < h->n; i++) {
+		if (h->s[i].index != hb_next || h->s[i].time != hb_time ||
+		    h->s[i].dirty != (h->s[i].index % 2))
+			hb_bad++;
+		hb_next += h->s[i].nr;
+	}
+	h->n = 0;
+	h->pages = 0;
+}
+
+/*
+ * ltrack_handback_add() splits what it collects into holds of at most
+ * AIPU_HANDBACK_MAX stretches and AIPU_HANDBACK_PAGES pages, in order, and
+ * loses nothing: one long extent, then single pages, alternately dirty.
+ */
+static int test_handback(void)
+{
+	struct aipu_handback h = { 0 };
+	unsigned long p;
+
+	hb_time = T0 + 5;
+	ltrack_handback_add(&h, 0, 1000, hb_time, false, hb_flush);
+	CHECK(hb_flushes == 3 && h.n == 1 && h.pages == 1000 - 768);
+	for (p = 1000; p < 1100; p++)
+		ltrack_handback_add(&h, p, 1, hb_time, p % 2, hb_flush);
+	hb_flush(&h);
+	CHECK(!hb_bad && hb_next == 1100);
+	/* 3 x 256 pages; 232 + 15 pages (16 stretches); 5 x 16; the last 5. */
+	CHECK(hb_flushes == 3 + 1 + 5 + 1);
+	return 0;
+}
+
 static int test_model(void)
 {
 	return model(unit_seed(3), 0);
@@ -629,6 +673,7 @@ static int test_model_failing(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
+	RUN(test_handback);
 	RUN(test_model);
 	RUN(test_model_failing);
 	return unit_done();
