@@ -325,6 +325,33 @@ static int write_times(unsigned long cutoff)
  * unless @limit (max_batch) stops it; @stage files are staged first, their
  * pages written whatever their age.
  */
+static void evict_step(int f);
+
+/*
+ * The flusher drops the lock between the holds that end a pass: a probe
+ * dirties pages, an eviction goes on, the shrinker degrades a file.
+ */
+static void between_holds(void)
+{
+	int f = rand() % NF;
+
+	switch (rand() % 8) {
+	case 0:
+		if (dying[f])
+			evict_step(f);
+		else
+			dirty(f, rand() % PAGES, 1 + rand() % 6);
+		break;
+	case 1:
+		evict_step(f);
+		break;
+	case 2:
+		if (table[f] && !dying[f])
+			ltrack_degrade(&tr, table[f], 1 + rand() % 30, now);
+		break;
+	}
+}
+
 static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 {
 	static struct aipu_lbatch b;
@@ -492,6 +519,7 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 			      !time_before(T0 + first[f][p], cutoff));
 		}
 	do {
+		between_holds();
 		budget = 1 + rand() % 4;
 	} while (!ltrack_end_pass(&tr, &budget));
 	return 0;
