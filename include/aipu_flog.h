@@ -46,7 +46,6 @@ struct aipu_flog {
 	struct list_head retry_new;	/* put back in this pass, not yet due */
 	unsigned long retry_pages;
 	unsigned long imprecise;	/* live set short of memory: early */
-	unsigned long dated_back;	/* retries put back older: early */
 };
 
 /*

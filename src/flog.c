@@ -18,7 +18,6 @@ void flog_init(struct aipu_flog *f)
 	INIT_LIST_HEAD(&f->retry_new);
 	f->retry_pages = 0;
 	f->imprecise = 0;
-	f->dated_back = 0;
 }
 
 /* Nothing queued, this pass's retries included. */
@@ -241,7 +240,6 @@ static void retry_insert(struct aipu_flog *f, struct aipu_retry *r)
 	for (i = 0; !time_before(r->x.time, retry_of(pos)->x.time); i++) {
 		if (i == AIPU_RETRY_WALK) {
 			r->x.time = retry_of(pos)->x.time;
-			f->dated_back++;
 			break;
 		}
 		pos = pos->next;

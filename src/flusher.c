@@ -475,7 +475,7 @@ static unsigned long issue_pending(struct aipu_dev *d)
 	struct aipu_lbatch *b = d->batch;
 	struct aipu_lentry *e;
 	struct blk_plug plug;
-	bool aged, staged, room, any_staged = false;
+	bool aged, staged, room;
 	long left;
 
 	blk_start_plug(&plug);
@@ -500,7 +500,6 @@ static unsigned long issue_pending(struct aipu_dev *d)
 		aipu_dev_unlock(d, flags);
 		if (!room)
 			break;
-		any_staged |= staged && (e || b->t);
 		if (e) {
 			written += issue_entry(d, e, aipu_policy_writes());
 		} else if (b->t) {
@@ -516,7 +515,7 @@ static unsigned long issue_pending(struct aipu_dev *d)
 		cond_resched();
 	}
 	blk_finish_plug(&plug);
-	if (any_staged)
+	if (d->scan.staged)
 		aipu_policy_staged(d);
 	return written;
 }

@@ -185,16 +185,13 @@ bool aipu_policy_scan(struct aipu_dev *d, unsigned int budget)
 		if (s->stage && !budget && d->tr.wheel.nodes)
 			return false;
 		s->stage = 0;
-		if (s->staged)
-			d->next_stage = s->now +
-				max(ms(&aipu_stage_interval_ms), 1UL);
 	}
 	return true;
 }
 
 /*
- * The pass's staged pages have left the plug: the next batch may start C
- * from now, not from the pass's start, so consecutive batches reach the
+ * The pass staged files and its writes have left the plug: the next batch
+ * may start C from now, not from the pass's start, so consecutive batches reach the
  * device more than C - 1 jiffy apart however long this one took to issue.
  */
 void aipu_policy_staged(struct aipu_dev *d)
