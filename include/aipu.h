@@ -55,6 +55,7 @@ struct aipu_dev {
 	raw_spinlock_t lock;		/* raw: the probes run atomic on RT */
 	u64 locked_at;			/* local_clock() when @lock was taken */
 	struct aipu_ltrack tr;
+	struct list_head *slots;	/* @tr's wheel: AIPU_LTRACK_SLOTS */
 	struct aipu_stats st;		/* what @tr does not count itself */
 	u64 hist[AIPU_HIST_BUCKETS];	/* pages issued per flusher pass */
 	u64 age_hist[AIPU_AGE_BUCKETS];	/* pages written, by age in ms */

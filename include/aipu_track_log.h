@@ -100,14 +100,17 @@ struct aipu_lstats {
 	u64 pages;		/* gauge: pages queued or out in batches */
 };
 
-/* Slots of the wheel: span max_age and a few periods (the caller's width). */
-#define AIPU_LTRACK_SLOTS	256
+/*
+ * Slots of the wheel: span max_age and a few periods (the caller's width).
+ * The caller allocates them (an array of this many list heads): apart
+ * from the rest of its device, so neither needs a high-order page.
+ */
+#define AIPU_LTRACK_SLOTS	1024
 /* A file with more queue memory than this is bounded as a whole. */
 #define AIPU_LTRACK_BYTES_MAX	(4UL << 20)
 
 struct aipu_ltrack {
-	struct aipu_wheel wheel;
-	struct list_head slots[AIPU_LTRACK_SLOTS];
+	struct aipu_wheel wheel;		/* its slots: the caller's */
 	struct list_head due;		/* files phase 1 found due */
 	struct list_head drain;		/* files whose queue is being freed */
 	struct list_head retried;	/* files with things put back */
@@ -156,8 +159,8 @@ struct aipu_ltracker *aipu_ltracker_lookup(const void *key);
 int aipu_ltracker_insert(struct aipu_ltracker *t);
 void aipu_ltracker_remove(struct aipu_ltracker *t);
 
-void ltrack_init(struct aipu_ltrack *tr, unsigned long width,
-		 unsigned long now);
+void ltrack_init(struct aipu_ltrack *tr, struct list_head *slots,
+		 unsigned long width, unsigned long now);
 struct aipu_ltracker *ltrack_get(struct aipu_ltrack *tr, const void *key,
 				 void *host);
 void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,

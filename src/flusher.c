@@ -38,8 +38,8 @@
 
 /* Files phase 1 looks at per hold of the device's lock. */
 #define AIPU_SCAN_BATCH 32
-/* Pages a park puts back per hold of the device's lock. */
-#define AIPU_REQUEUE_BATCH 256
+/* Queue objects a park frees per hold: as eviction and the shrinker do. */
+#define AIPU_REQUEUE_BATCH 64
 /* And the longest a batch's counts wait to reach stat. */
 #define AIPU_HANDBACK_JIFFIES (HZ / 10)
 /* A device must track nothing this many periods, and this long, to go. */

@@ -19,7 +19,11 @@
 #include "aipu_compat.h"
 #include "aipu_trace.h"
 
-#define AIPU_SHRINK_BATCH 256
+/*
+ * Queue objects freed per hold: as many as eviction frees (AIPU_KILL_BATCH,
+ * src/mapping.c), by the same drain; bench/scale's eviction table times it.
+ */
+#define AIPU_SHRINK_BATCH 64
 /* Files looked at per device and scan, with a queue or not. */
 #define AIPU_SHRINK_FILES 64
 

@@ -10,11 +10,11 @@
 
 #include "aipu_track_log.h"
 
-void ltrack_init(struct aipu_ltrack *tr, unsigned long width,
-		 unsigned long now)
+void ltrack_init(struct aipu_ltrack *tr, struct list_head *slots,
+		 unsigned long width, unsigned long now)
 {
 	memset(tr, 0, sizeof(*tr));
-	wheel_init(&tr->wheel, tr->slots, AIPU_LTRACK_SLOTS, width, now);
+	wheel_init(&tr->wheel, slots, AIPU_LTRACK_SLOTS, width, now);
 	INIT_LIST_HEAD(&tr->due);
 	INIT_LIST_HEAD(&tr->drain);
 	INIT_LIST_HEAD(&tr->retried);

@@ -163,6 +163,9 @@ def key_holds(data, out):
                     f"holds {pair(r['batched'])}; in one hold "
                     f"{us(median(r['one_hold_cpu'])):,.0f} us CPU"
                 )
+                for k, what in (("shrink", "the shrinker"), ("park", "an umount's park")):
+                    if k in r:
+                        out.append(f"- the same file freed by {what}: holds {pair(r[k])}")
 
 
 def key_criterion(data, out):

@@ -67,6 +67,9 @@
 #ifndef AIPU_KILL_BATCH
 #error "AIPU_KILL_BATCH: build with make, which reads it from src/mapping.c"
 #endif
+#if !defined(AIPU_SHRINK_BATCH) || !defined(AIPU_REQUEUE_BATCH)
+#error "AIPU_SHRINK_BATCH, AIPU_REQUEUE_BATCH: build with make (src/shrink.c, src/flusher.c)"
+#endif
 #if !defined(AIPU_TABLE_PAGES_PER_BUCKET) || !defined(AIPU_TABLE_MIN_BITS) || \
 	!defined(AIPU_TABLE_MAX_BITS)
 #error "AIPU_TABLE_*: build with make, which reads them from src/mapping.c"
@@ -527,6 +530,7 @@ struct dev {
 	pthread_spinlock_t lock;
 	u64 locked_at, held;
 	struct aipu_ltrack tr;
+	struct list_head slots[AIPU_LTRACK_SLOTS];
 } __attribute__((aligned(CACHELINE)));
 
 static struct dev devs[NDEVS];
@@ -607,7 +611,7 @@ static void world_reset(bool release)
 			    (unsigned long long)st->trackers,
 			    (unsigned long long)st->bytes,
 			    (unsigned long long)st->pages);
-		ltrack_init(&devs[i].tr, slot_width, T0);
+		ltrack_init(&devs[i].tr, devs[i].slots, slot_width, T0);
 	}
 	if (table.nelems)
 		die("table: %lu trackers left after every kill", table.nelems);
@@ -1856,6 +1860,70 @@ static void holds_row(FILE *f, enum backlog bl, unsigned long n, bool first)
 
 static const enum pattern evict_pats[] = { P_RANDOM_ONE, P_RANDOM_SPARSE };
 
+/*
+ * The other two that free a file's queue a budget a hold, with the same
+ * drain() as eviction: the shrinker (ltrack_degrade(), AIPU_SHRINK_BATCH
+ * objects a hold, src/shrink.c) and the park of a file an umount holds
+ * (ltrack_park(), AIPU_REQUEUE_BATCH, src/flusher.c).  Each keeps calling
+ * while a call frees its whole budget, as the module does for one file.
+ */
+enum freer { F_SHRINK, F_PARK, F_NR };
+
+struct freer_row {
+	enum pattern p;
+	unsigned long n;
+	struct stats st[F_NR];
+};
+
+static struct freer_row freer_rows[32];
+static unsigned int nfreer_rows;
+
+static unsigned long freer_call(enum freer w, struct aipu_ltracker *t,
+				unsigned long now)
+{
+	if (w == F_SHRINK)
+		return ltrack_degrade(&devs[0].tr, t, AIPU_SHRINK_BATCH, now);
+	return ltrack_park(&devs[0].tr, t, now, AIPU_REQUEUE_BATCH);
+}
+
+static void freer_rounds(FILE *f, enum pattern p, unsigned long n)
+{
+	static const char * const names[F_NR] = { "shrink", "park" };
+	static const unsigned long budget[F_NR] = {
+		AIPU_SHRINK_BATCH, AIPU_REQUEUE_BATCH,
+	};
+	struct freer_row *row;
+	unsigned int w, r;
+
+	if (nfreer_rows == ARRAY_SIZE(freer_rows))
+		die("more than %zu eviction rows", ARRAY_SIZE(freer_rows));
+	row = &freer_rows[nfreer_rows++];
+
+	row->p = p;
+	row->n = n;
+	for (w = 0; w < F_NR; w++) {
+		struct timed holds = { 0 };
+
+		for (r = 0; r < rounds; r++) {
+			unsigned long now = gen_end(p, n), freed;
+			struct aipu_ltracker *t;
+			struct gen g;
+
+			world_reset(false);
+			gen_init(&g, p, 0, n, 41 + r);
+			fill(&devs[0], &g, n, NULL, 0, NULL);
+			t = aipu_ltracker_lookup(file_key(0, 0));
+			timed_round(&holds);
+			do
+				TIMED_HOLD(&devs[0], &holds,
+					   freed = freer_call(w, t, now));
+			while (freed == budget[w]);
+		}
+		row->st[w] = json_timed(f, names[w], &holds);
+		timed_free(&holds);
+	}
+}
+
 static void evict_row(FILE *f, enum pattern p, unsigned long n, bool first)
 {
 	unsigned int nr = rounds * 3, r;
@@ -1913,6 +1981,7 @@ static void evict_row(FILE *f, enum pattern p, unsigned long n, bool first)
 	st = json_timed(f, "batched", &holds);
 	json_doubles(f, "one_hold_wall", wall, nr / 3);
 	json_doubles(f, "one_hold_cpu", cpu, nr / 3);
+	freer_rounds(f, p, n);
 	fprintf(f, "}");
 	printf("| %s | %s | %s | %ld | %lu | %.2f | %.2f | %.1f | %.1f | %.1f | %lu | %.0f | %.0f |\n",
 	       pattern_names[p], with_commas(n, b1),
@@ -2106,6 +2175,26 @@ static void measure_holds(const unsigned long *sizes, unsigned int nsizes)
 	world_reset(true);
 }
 
+static void freer_table(void)
+{
+	const struct freer_row *row;
+	char b1[32];
+
+	printf("\nThe same files freed by the shrinker (ltrack_degrade(), AIPU_SHRINK_BATCH = %d objects a hold, src/shrink.c) and by the park of a file an umount holds (ltrack_park(), AIPU_REQUEUE_BATCH = %d, src/flusher.c), each called again while it frees its whole budget, every hold timed; %u rounds each.\n\n",
+	       AIPU_SHRINK_BATCH, AIPU_REQUEUE_BATCH, rounds);
+	printf("| file | N pages dirtied | shrinker: holds | median µs | p99.9 µs | max µs | park: holds | median µs | p99.9 µs | max µs |\n");
+	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	for (row = freer_rows; row < freer_rows + nfreer_rows; row++)
+		printf("| %s | %s | %zu | %.2f | %.1f | %.1f | %zu | %.2f | %.1f | %.1f |\n",
+		       pattern_names[row->p], with_commas(row->n, b1),
+		       row->st[F_SHRINK].n, row->st[F_SHRINK].median / 1e3,
+		       row->st[F_SHRINK].p999 / 1e3,
+		       row->st[F_SHRINK].max / 1e3, row->st[F_PARK].n,
+		       row->st[F_PARK].median / 1e3,
+		       row->st[F_PARK].p999 / 1e3, row->st[F_PARK].max / 1e3);
+	nfreer_rows = 0;
+}
+
 static void measure_evict(const unsigned long *sizes, unsigned int nsizes)
 {
 	struct noise nz = noise_begin();
@@ -2123,6 +2212,7 @@ static void measure_evict(const unsigned long *sizes, unsigned int nsizes)
 	for (pi = 0; pi < ARRAY_SIZE(evict_pats); pi++)
 		for (si = 0; si < nsizes; si++)
 			evict_row(f, evict_pats[pi], sizes[si], !pi && !si);
+	freer_table();
 	table_end(f, &nz);
 	world_reset(true);
 }
@@ -2146,6 +2236,8 @@ static const struct steady_cfg steady_cfgs[] = {
 	  0, 0, false, false, false },
 	{ "module_hot", "the module's slots, paced, a few hot files",
 	  0, 0, true, true, false },
+	{ "quarter", "slots of a quarter period (the module's before 2026-11-27), paced",
+	  PERIOD_J / 4, 0, true, false, false },
 	{ "eighth", "slots of an eighth of a period (docs/design.md §4), paced",
 	  PERIOD_J / 8, 0, true, false, false },
 	{ "period_aligned", "slots of a period, ticks on slot boundaries, pace=0",
@@ -2591,7 +2683,7 @@ int main(int argc, char **argv)
 	table_init();
 	for (i = 0; i < NDEVS; i++) {
 		pthread_spin_init(&devs[i].lock, PTHREAD_PROCESS_PRIVATE);
-		ltrack_init(&devs[i].tr, slot_width, T0);
+		ltrack_init(&devs[i].tr, devs[i].slots, slot_width, T0);
 	}
 	world_reset(false);
 	start = now_ns();

@@ -69,6 +69,7 @@ void aipu_ltracker_remove(struct aipu_ltracker *t)
 #define T0 ((unsigned long)-5000)	/* 5000 jiffies before the wrap */
 
 static struct aipu_ltrack tr;
+static struct list_head slots[AIPU_LTRACK_SLOTS];
 static unsigned long now;
 static long first[NF][PAGES];		/* first-dirty time - T0, -1 clean */
 /*
@@ -549,7 +550,7 @@ static int model(unsigned int seed, int fail_rate)
 	memset(dying, 0, sizeof(dying));
 	memset(table, 0, sizeof(table));
 	now = T0;
-	ltrack_init(&tr, 4, now);
+	ltrack_init(&tr, slots, 4, now);
 	for (f = 0; f < NF; f++)
 		clean_file(f);
 	unit_fail_every = fail_rate;
