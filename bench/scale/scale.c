@@ -1920,6 +1920,14 @@ static void freer_rounds(FILE *f, enum pattern p, unsigned long n)
 			while (freed == budget[w]);
 		}
 		row->st[w] = json_timed(f, names[w], &holds);
+		if (n == 1000000) {
+			char what[96];
+
+			snprintf(what, sizeof(what), "%s freeing one file, %s",
+				 w == F_SHRINK ? "the shrinker" : "a park",
+				 pattern_names[p]);
+			crit_note(what, &row->st[w]);
+		}
 		timed_free(&holds);
 	}
 }
