@@ -8,14 +8,7 @@
 #   scripts/vm.sh --kernel KVER|--kernel-tree DIR [--disk none|nullblk|fifo[:IOPS[:BPS]]|serial:MS[:BPS]]
 #                 [--disk-size MiB] [--memory 2G] [--cpus 2] [--out HOSTDIR]
 #                 [--timeout SECONDS] [--image PATH] [--verbose]
-#                 [--append PARAM]... [--rodir DIR]... [--icount SHIFT] -- COMMAND...
-#
-# --icount SHIFT runs the guest with QEMU's -icount shift=SHIFT,sleep=off:
-# its clock advances 2^SHIFT ns per instruction emulated (and jumps over
-# idle time), so a duration the guest measures counts the instructions its
-# CPUs ran, whatever the host's load (one thread runs every vCPU in turn).
-# For benchmarks of CPU cost (bench/scale/guest-run.sh --icount), not for
-# tests of real disk time.
+#                 [--append PARAM]... [--rodir DIR]... -- COMMAND...
 #
 # --append PARAM adds one parameter to the guest kernel's command line
 # (e.g. slub_debug=A,aipu_seg64,...,aipu_tracker, every cache of src/mem.c:
@@ -94,7 +87,6 @@ disk=none
 disk_size=1024
 memory=2G
 cpus=2
-icount=""
 out=""
 tmo=${AIPU_VM_TIMEOUT:-1800}
 # slab_nomerge: aipu's slab caches stay its own, so that a leak at rmmod
@@ -140,12 +132,6 @@ while [ $# -gt 0 ]; do
 		memory=$2
 		shift 2
 		;;
-	--icount)
-		need_arg "$@"
-		icount=$2
-		shift 2
-		;;
-	--icount=*) icount=${1#*=} && shift ;;
 	--memory=*) memory=${1#*=} && shift ;;
 	--cpus)
 		need_arg "$@"
@@ -241,7 +227,6 @@ fi
 [[ $disk_size =~ ^[1-9][0-9]*$ ]] || die_usage "--disk-size must be a positive number of MiB, not '$disk_size'."
 [[ $memory =~ ^[1-9][0-9]*[MG]$ ]] || die_usage "--memory must look like 2G or 1536M, not '$memory'."
 [[ $cpus =~ ^[1-9][0-9]*$ ]] || die_usage "--cpus must be a positive integer, not '$cpus'."
-[ -z "$icount" ] || [[ $icount =~ ^([0-9]|10)$ ]] || die_usage "--icount must be a shift from 0 to 10 (2^SHIFT ns an instruction), not '$icount'."
 [[ $tmo =~ ^[1-9][0-9]*$ ]] || die_usage "--timeout must be a positive number of seconds, not '$tmo'."
 
 iops=""
@@ -333,7 +318,6 @@ serial)
 	qemu_opts=(--qemu-opts="-drive file=nbd+unix:///?socket=$ctl/nbd.sock,if=none,id=d0,format=raw -device virtio-blk-pci,drive=d0")
 	;;
 esac
-[ -z "$icount" ] || qemu_opts+=(--qemu-opts="-icount shift=$icount,sleep=off")
 
 # The script the guest runs: environment, disk set-up, then the command.
 ko="$root/build/$kver/aipu.ko"
@@ -379,7 +363,7 @@ chmod +x "$wrapper"
 
 cap=""
 [ "$bps" -eq 0 ] || cap=" and at most $bps B/s"
-echo "$prog: booting $kver${ktree:+ from $ktree} (disk: $disk${iops:+ at $iops IOPS}${serial_ms:+, $serial_ms ms a request}$cap, memory $memory, $cpus cpus${icount:+, icount shift $icount}, out: $out, timeout ${tmo}s)" >&2
+echo "$prog: booting $kver${ktree:+ from $ktree} (disk: $disk${iops:+ at $iops IOPS}${serial_ms:+, $serial_ms ms a request}$cap, memory $memory, $cpus cpus, out: $out, timeout ${tmo}s)" >&2
 # QEMU reopens /proc/self/fd/1 and 2 for each console port: on a regular
 # file every open truncates it and writes at its own offset, so lines
 # overwrite each other. A pipe keeps the output whole when ours is a file.

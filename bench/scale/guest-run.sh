@@ -15,13 +15,7 @@
 #
 #   bench/scale/guest-run.sh [--quick] [--kernel KVER]... [--trials N]
 #                            [--tree-trials N] [--mib M] [--phases "calib random tree two"]
-#                            [--memory 6G] [--cpus 2] [--icount SHIFT] [--out DIR]
-#
-# --icount SHIFT boots with QEMU's -icount shift=SHIFT,sleep=off
-# (scripts/vm.sh): the guest's clock then counts the instructions its
-# vCPUs emulated (2^SHIFT ns each), so the "guest clock" ratios measure
-# the CPU work of each row whatever else the host runs; the host-CPU
-# ratios stay as they are. Every vCPU runs in one host thread in turn.
+#                            [--memory 6G] [--out DIR]
 #
 # --kernel: default the newest installed 6.1 (not -rt) with a built
 # build/<kver>/aipu.ko; repeat it (or give "KVER KVER") for 6.12 too.
@@ -64,8 +58,6 @@ tree_trials=""
 mib=""
 phases="calib random tree two"
 memory=6G
-cpus=2
-icount=""
 out=""
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -75,7 +67,7 @@ while [ $# -gt 0 ]; do
 		kernels+=" $2"
 		shift
 		;;
-	--trials | --tree-trials | --mib | --phases | --memory | --cpus | --icount | --out)
+	--trials | --tree-trials | --mib | --phases | --memory | --out)
 		[ $# -ge 2 ] || usage 2
 		case $1 in
 		--trials) trials=$2 ;;
@@ -83,8 +75,6 @@ while [ $# -gt 0 ]; do
 		--mib) mib=$2 ;;
 		--phases) phases=$2 ;;
 		--memory) memory=$2 ;;
-		--cpus) cpus=$2 ;;
-		--icount) icount=$2 ;;
 		--out) out=$2 ;;
 		esac
 		shift
@@ -195,8 +185,7 @@ for k in $kernels; do
 		echo "module sources differ from the commit: ${srcdirty:-no}"
 		echo "aipu.ko sha256: $(sha256sum "$dir/guest/aipu.kmod" | cut -d' ' -f1) (build/$k/aipu.ko, built $(date -u -r "$root/build/$k/aipu.ko" '+%Y-%m-%d %H:%M:%S UTC'))"
 		echo "kernel: $k"
-		echo "vm: scripts/vm.sh --disk fifo:1000000 --disk-size 8192 --memory $memory --cpus $cpus${icount:+ --icount $icount}, at nice 10"
-		echo "icount: ${icount:-off}"
+		echo "vm: scripts/vm.sh --disk fifo:1000000 --disk-size 8192 --memory $memory --cpus 2, at nice 10"
 		echo "qemu: $(qemu-system-x86_64 --version | head -n 1)"
 		echo "host CPU: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(nproc) cores"
 		echo "host kernel: $(uname -r)"
@@ -206,7 +195,7 @@ for k in $kernels; do
 	echo "$prog: ===== $k: results in $dir" >&2
 	set +e
 	AIPU_SCALE_KO=$dir/guest/aipu.kmod AIPU_SCALE_BIN=$scalebin AIPU_SCALE_RANDWRITE=$dir/guest/randwrite nice -n 10 "$root/scripts/vm.sh" --kernel "$k" \
-		--disk fifo:1000000 --disk-size 8192 --memory "$memory" --cpus "$cpus" ${icount:+--icount "$icount"} \
+		--disk fifo:1000000 --disk-size 8192 --memory "$memory" --cpus 2 \
 		--timeout 7200 --out "$dir/guest" --verbose -- \
 		"$here/guest.sh" "${gargs[@]}" ${gtar:+--tar "$gtar"} 2>&1 |
 		"$python" "$here/guest_cpu.py" "$dir/guest/host-cpu.txt" "$dir/guest"

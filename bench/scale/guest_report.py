@@ -221,7 +221,7 @@ def throughput_section(name, res, metric, md, summary):
     return out
 
 
-def throughput_section_both(name, res, md, summary, icount):
+def throughput_section_both(name, res, md, summary):
     md.append(
         "By QEMU's CPU time on the host between the guest's marks (the work the guest "
         "did, whatever else ran on the host):"
@@ -229,18 +229,10 @@ def throughput_section_both(name, res, md, summary, icount):
     md.append("")
     throughput_section(name, res, "cpu", md, summary)
     md.append("")
-    if icount:
-        md.append(
-            f"By the guest's own clock, which under `-icount shift={icount},sleep=off` "
-            "counts the instructions the vCPUs emulated (idle time skipped): the CPU work "
-            "of each row, which the host's load does not change ('guest s' = instructions "
-            f"x 2^{icount} ns):"
-        )
-    else:
-        md.append(
-            "By the guest's own clock (includes the time QEMU's threads waited for a "
-            "host CPU: 'host wait s'):"
-        )
+    md.append(
+        "By the guest's own clock (includes the time QEMU's threads waited for a "
+        "host CPU: 'host wait s'):"
+    )
     md.append("")
     throughput_section(name, res, "wall", md, summary)
 
@@ -439,8 +431,6 @@ def main(argv=None):
     d = argv[0]
     gdir = os.path.join(d, "guest")
     host = read_kv(os.path.join(d, "env.txt"), sep=":")
-    icount = host.get("icount", "off")
-    icount = None if icount in ("off", "") else icount
     genv = read_kv(os.path.join(gdir, "env.txt"))
     res = read_results(os.path.join(gdir, "results.txt"))
     read_host_cpu(os.path.join(gdir, "host-cpu.txt"), res)
@@ -451,8 +441,7 @@ def main(argv=None):
     md.append(
         f"Produced by `{host.get('command', '?')}`, {host.get('date', '?')}, commit "
         f"{host.get('commit', '?')} (module sources differ from it: "
-        f"{host.get('module sources differ from the commit', '?')}). QEMU TCG"
-        f"{f' with -icount shift={icount},sleep=off' if icount else ''}, "
+        f"{host.get('module sources differ from the commit', '?')}). QEMU TCG, "
         f"{genv.get('cpus', '?')} vCPUs, {int(genv.get('mem_kb', 0) or 0) // 1024} MiB; "
         f"host {host.get('host CPU', '?')}, load average before {host.get('load before', '?')}, "
         f"after {host.get('load after', '?')}. The host was shared with other engineers' builds "
@@ -474,7 +463,7 @@ def main(argv=None):
         "file once (randwrite.c: pwrite, shuffled order, no fsync)"
     )
     md.append("")
-    throughput_section_both("random", res, md, summary, icount)
+    throughput_section_both("random", res, md, summary)
     md.append("")
     memory_section("random", res, md, summary)
     md.append("")
@@ -484,7 +473,7 @@ def main(argv=None):
         "(uncompressed tar on a tmpfs) onto ext4"
     )
     md.append("")
-    throughput_section_both("tree", res, md, summary, icount)
+    throughput_section_both("tree", res, md, summary)
     md.append("")
     memory_section("tree", res, md, summary)
     md.append("")
