@@ -108,6 +108,13 @@ struct aipu_lstats {
 #define AIPU_LTRACK_SLOTS	1024
 /* A file with more queue memory than this is bounded as a whole. */
 #define AIPU_LTRACK_BYTES_MAX	(4UL << 20)
+/*
+ * Queue objects one hold of the device's lock frees when a file's queue
+ * is drained: by eviction and rmmod (ltrack_kill()), the shrinker
+ * (ltrack_degrade()) and an umount's park (ltrack_park()), one drain()
+ * for all three, so one bound; bench/scale's eviction table times it.
+ */
+#define AIPU_DRAIN_BATCH	64
 
 struct aipu_ltrack {
 	struct aipu_wheel wheel;		/* its slots: the caller's */

@@ -51,5 +51,6 @@ void wheel_add(struct aipu_wheel *w, struct aipu_wheel_node *n,
 void wheel_del(struct aipu_wheel *w, struct aipu_wheel_node *n);
 bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,
 	       struct list_head *due, unsigned int *budget);
+bool wheel_first(struct aipu_wheel *w, unsigned long *time);
 
 #endif /* AIPU_WHEEL_H */

@@ -38,8 +38,6 @@
 
 /* Files phase 1 looks at per hold of the device's lock. */
 #define AIPU_SCAN_BATCH 32
-/* Queue objects a park frees per hold: as eviction and the shrinker do. */
-#define AIPU_REQUEUE_BATCH 64
 /* And the longest a batch's counts wait to reach stat. */
 #define AIPU_HANDBACK_JIFFIES (HZ / 10)
 /* A device must track nothing this many periods, and this long, to go. */
@@ -279,9 +277,9 @@ static void park(struct aipu_dev *d, struct aipu_ltracker *t,
 		return;
 	do {
 		flags = aipu_dev_lock(d);
-		freed = ltrack_park(&d->tr, t, time, AIPU_REQUEUE_BATCH);
+		freed = ltrack_park(&d->tr, t, time, AIPU_DRAIN_BATCH);
 		aipu_dev_unlock(d, flags);
-	} while (freed == AIPU_REQUEUE_BATCH);
+	} while (freed == AIPU_DRAIN_BATCH);
 }
 
 /* Phase 2's batch @b of one file's pages: pinned once, each extent written. */

@@ -42,7 +42,7 @@ static unsigned long record_time(struct aipu_dev *d, bool *inherit)
 	return *inherit ? time : jiffies;
 }
 
-/* Dirtying that found no device or no tracker memory: no lock to count under. */
+/* Dirtying that found no device or no tracker memory: no lock to count in. */
 static atomic64_t orphan_pages, orphan_fallbacks;
 
 /* No device, no tracker: the page goes back to Linux's periodic writeback. */

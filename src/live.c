@@ -31,7 +31,7 @@ static struct aipu_live_chunk *chunk_of(struct rb_node *n)
 	return rb_entry(n, struct aipu_live_chunk, node);
 }
 
-/* The chunk holding @index's bit, made if @make; NULL if none (or no memory). */
+/* The chunk holding @index's bit, made if @make; NULL if none or no memory. */
 static struct aipu_live_chunk *chunk_find(struct aipu_live *l, pgoff_t index,
 					  bool make)
 {
@@ -91,7 +91,7 @@ static struct aipu_moved *moved_find(struct aipu_live *l, pgoff_t index)
 	return NULL;
 }
 
-/* Record @time as @index's newest; -ENOMEM if a new entry is needed and none. */
+/* Record @time as @index's newest; -ENOMEM if it needs an entry and none. */
 static int moved_set(struct aipu_live *l, pgoff_t index, unsigned long time)
 {
 	struct rb_node **p = &l->moved.rb_node, *parent = NULL;

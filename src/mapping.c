@@ -33,8 +33,6 @@
 #include "aipu.h"
 #include "aipu_compat.h"
 
-/* Queue objects freed per hold of the device's lock at a mapping's eviction. */
-#define AIPU_KILL_BATCH 64
 /* Buckets: one per 32 pages of memory, within these powers of two. */
 #define AIPU_TABLE_PAGES_PER_BUCKET 32
 #define AIPU_TABLE_MIN_BITS 12
@@ -163,12 +161,12 @@ void aipu_mapping_kill(struct address_space *mapping)
 		flags = aipu_dev_lock(d);
 		/* Freed meanwhile as empty: nothing to forget. */
 		done = !m->t.hashed ||
-		       ltrack_kill(&d->tr, &m->t, AIPU_KILL_BATCH);
+		       ltrack_kill(&d->tr, &m->t, AIPU_DRAIN_BATCH);
 		aipu_dev_unlock(d, flags);
 		/* Ours now: ltrack_kill() holds it until its last call. */
 		while (!done) {
 			flags = aipu_dev_lock(d);
-			done = ltrack_kill(&d->tr, &m->t, AIPU_KILL_BATCH);
+			done = ltrack_kill(&d->tr, &m->t, AIPU_DRAIN_BATCH);
 			aipu_dev_unlock(d, flags);
 		}
 	}
@@ -190,13 +188,13 @@ void aipu_mapping_forget(struct aipu_dev *d)
 		flags = aipu_dev_lock(d);
 		t = list_first_entry_or_null(&d->tr.trackers,
 					     struct aipu_ltracker, link);
-		done = !t || ltrack_kill(&d->tr, t, AIPU_KILL_BATCH);
+		done = !t || ltrack_kill(&d->tr, t, AIPU_DRAIN_BATCH);
 		aipu_dev_unlock(d, flags);
 		if (!t)
 			return;
 		while (!done) {
 			flags = aipu_dev_lock(d);
-			done = ltrack_kill(&d->tr, t, AIPU_KILL_BATCH);
+			done = ltrack_kill(&d->tr, t, AIPU_DRAIN_BATCH);
 			aipu_dev_unlock(d, flags);
 		}
 	}

@@ -191,8 +191,9 @@ bool aipu_policy_scan(struct aipu_dev *d, unsigned int budget)
 
 /*
  * The pass staged files and its writes have left the plug: the next batch
- * may start C from now, not from the pass's start, so consecutive batches reach the
- * device more than C - 1 jiffy apart however long this one took to issue.
+ * may start C from now, not from the pass's start, so consecutive batches
+ * reach the device more than C - 1 jiffy apart however long this one took
+ * to issue.
  */
 void aipu_policy_staged(struct aipu_dev *d)
 {

@@ -19,11 +19,6 @@
 #include "aipu_compat.h"
 #include "aipu_trace.h"
 
-/*
- * Queue objects freed per hold: as many as eviction frees (AIPU_KILL_BATCH,
- * src/mapping.c), by the same drain; bench/scale's eviction table times it.
- */
-#define AIPU_SHRINK_BATCH 64
 /* Files looked at per device and scan, with a queue or not. */
 #define AIPU_SHRINK_FILES 64
 
@@ -54,7 +49,7 @@ static unsigned long shrink_dev(struct aipu_dev *d, unsigned long want)
 			list_move_tail(&t->link, &d->tr.trackers);
 			freed += ltrack_degrade(&d->tr, t,
 					       min_t(unsigned long, want - freed,
-						     AIPU_SHRINK_BATCH),
+						     AIPU_DRAIN_BATCH),
 					       jiffies);
 			aipu_trace_fallback_since(d, fb, (void *)t->key,
 						  AIPU_FB_SHRINK, 0);

@@ -764,37 +764,32 @@ bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget)
  * The first-dirty time of the oldest thing queued, to a wheel slot's width,
  * false if none: the first due file (the due list is in slot order), the
  * batch the flusher is writing, the first AIPU_OLDEST_LATE files put back
- * at old times, and the start of the
- * wheel's first non-empty slot from its clock.  A hold of at most the
- * wheel's slots, whatever the files: for `stat`, not for a bound (the
- * shrinker and the park use the file's own times).
+ * at old times, and the start of the wheel's first non-empty slot from its
+ * clock.  A hold of at most the wheel's slots, whatever the files (bench/
+ * scale times its worst case): for `stat`, not for a bound (the shrinker
+ * and the park use the file's own times).
  */
 bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time)
 {
 	struct aipu_ltracker *t = list_first_entry_or_null(&tr->due,
 							   struct aipu_ltracker,
 							   node.link);
-	struct aipu_wheel *wh = &tr->wheel;
-	unsigned long start = wh->clock;
 	struct aipu_wheel_node *n;
-	unsigned int s, late = 0;
+	unsigned long first;
+	unsigned int late = 0;
 	bool found = false;
 
 	if (t)
 		older(t->node.time, time, &found);
 	if (tr->out_pages)
 		older(tr->out_time, time, &found);
-	list_for_each_entry(n, &wh->late, link) {
+	list_for_each_entry(n, &tr->wheel.late, link) {
 		if (late++ == AIPU_OLDEST_LATE)
 			break;
 		older(n->time, time, &found);
 	}
-	for (s = 0; s < wh->nslots; s++, start += wh->width) {
-		if (!list_empty(wheel_slot(wh, start))) {
-			older(start, time, &found);
-			break;
-		}
-	}
+	if (wheel_first(&tr->wheel, &first))
+		older(first, time, &found);
 	return found;
 }
 

@@ -17,9 +17,10 @@
  *   - the flusher (src/flusher.c) runs phase 1 in holds of AIPU_SCAN_BATCH
  *     files, takes a batch a hold, merges it outside the lock and hands its
  *     extents back AIPU_HANDBACK_MAX stretches or AIPU_HANDBACK_PAGES pages
- *     a hold (ltrack_handback()), then ltrack_put() in a hold of its own; eviction and rmmod free
- *     AIPU_KILL_BATCH objects a hold (src/mapping.c).  These constants are
- *     read from those files at build time (Makefile);
+ *     a hold (ltrack_handback()), then ltrack_put() in a hold of its own;
+ *     eviction and rmmod (src/mapping.c), the shrinker and the park free
+ *     AIPU_DRAIN_BATCH objects a hold (include/aipu_track_log.h).  The
+ *     constants of src/ are read from those files at build time (Makefile);
  *   - queue objects and trackers come from per-"CPU" caches, mapped and
  *     touched before they are timed and handed out by a free-list pop or a
  *     pointer bump: the slab's per-CPU fast path (slab refills are not in
@@ -63,12 +64,6 @@
 
 #ifndef AIPU_SCAN_BATCH
 #error "AIPU_SCAN_BATCH: build with make, which reads it from src/flusher.c"
-#endif
-#ifndef AIPU_KILL_BATCH
-#error "AIPU_KILL_BATCH: build with make, which reads it from src/mapping.c"
-#endif
-#if !defined(AIPU_SHRINK_BATCH) || !defined(AIPU_REQUEUE_BATCH)
-#error "AIPU_SHRINK_BATCH, AIPU_REQUEUE_BATCH: build with make (src/shrink.c, src/flusher.c)"
 #endif
 #if !defined(AIPU_TABLE_PAGES_PER_BUCKET) || !defined(AIPU_TABLE_MIN_BITS) || \
 	!defined(AIPU_TABLE_MAX_BITS)
@@ -1693,7 +1688,7 @@ static void pass_timed(struct dev *d, unsigned long cutoff, bool dirty,
 	end_pass_timed(d, end, end_cpu);
 }
 
-/* rmmod: aipu_mapping_forget(), AIPU_KILL_BATCH objects a hold. */
+/* rmmod: aipu_mapping_forget(), AIPU_DRAIN_BATCH objects a hold. */
 static void forget_timed(struct dev *d, struct timed *holds)
 {
 	struct aipu_ltracker *t;
@@ -1705,13 +1700,13 @@ static void forget_timed(struct dev *d, struct timed *holds)
 							struct aipu_ltracker,
 							link);
 			   done = !t || ltrack_kill(&d->tr, t,
-						    AIPU_KILL_BATCH));
+						    AIPU_DRAIN_BATCH));
 		if (!t)
 			return;
 		while (!done)
 			TIMED_HOLD(d, holds,
 				   done = ltrack_kill(&d->tr, t,
-						      AIPU_KILL_BATCH));
+						      AIPU_DRAIN_BATCH));
 	}
 }
 
@@ -1862,9 +1857,9 @@ static const enum pattern evict_pats[] = { P_RANDOM_ONE, P_RANDOM_SPARSE };
 
 /*
  * The other two that free a file's queue a budget a hold, with the same
- * drain() as eviction: the shrinker (ltrack_degrade(), AIPU_SHRINK_BATCH
- * objects a hold, src/shrink.c) and the park of a file an umount holds
- * (ltrack_park(), AIPU_REQUEUE_BATCH, src/flusher.c).  Each keeps calling
+ * drain() and budget (AIPU_DRAIN_BATCH) as eviction: the shrinker
+ * (ltrack_degrade(), src/shrink.c) and the park of a file an umount holds
+ * (ltrack_park(), src/flusher.c).  Each keeps calling
  * while a call frees its whole budget, as the module does for one file.
  */
 enum freer { F_SHRINK, F_PARK, F_NR };
@@ -1882,16 +1877,13 @@ static unsigned long freer_call(enum freer w, struct aipu_ltracker *t,
 				unsigned long now)
 {
 	if (w == F_SHRINK)
-		return ltrack_degrade(&devs[0].tr, t, AIPU_SHRINK_BATCH, now);
-	return ltrack_park(&devs[0].tr, t, now, AIPU_REQUEUE_BATCH);
+		return ltrack_degrade(&devs[0].tr, t, AIPU_DRAIN_BATCH, now);
+	return ltrack_park(&devs[0].tr, t, now, AIPU_DRAIN_BATCH);
 }
 
 static void freer_rounds(FILE *f, enum pattern p, unsigned long n)
 {
 	static const char * const names[F_NR] = { "shrink", "park" };
-	static const unsigned long budget[F_NR] = {
-		AIPU_SHRINK_BATCH, AIPU_REQUEUE_BATCH,
-	};
 	struct freer_row *row;
 	unsigned int w, r;
 
@@ -1917,7 +1909,7 @@ static void freer_rounds(FILE *f, enum pattern p, unsigned long n)
 			do
 				TIMED_HOLD(&devs[0], &holds,
 					   freed = freer_call(w, t, now));
-			while (freed == budget[w]);
+			while (freed == AIPU_DRAIN_BATCH);
 		}
 		row->st[w] = json_timed(f, names[w], &holds);
 		if (n == 1000000) {
@@ -1976,11 +1968,11 @@ static void evict_row(FILE *f, enum pattern p, unsigned long n, bool first)
 		TIMED_HOLD(&devs[0], &holds,
 			   done = !t->hashed ||
 				  ltrack_kill(&devs[0].tr, t,
-					      AIPU_KILL_BATCH));
+					      AIPU_DRAIN_BATCH));
 		while (!done)
 			TIMED_HOLD(&devs[0], &holds,
 				   done = ltrack_kill(&devs[0].tr, t,
-						      AIPU_KILL_BATCH));
+						      AIPU_DRAIN_BATCH));
 	}
 	fprintf(f, "%s{\"pattern\": \"%s\", \"pattern_name\": \"%s\", "
 		"\"n\": %lu, \"pages_tracked\": %lu, \"objects\": %ld",
@@ -2150,6 +2142,44 @@ static void cut_slot_row(FILE *f, unsigned long n, bool first)
 	timed_free(&holds);
 }
 
+/*
+ * stat's read of a device's oldest time (ltrack_oldest(), src/dev.c), in
+ * its worst case, whatever the backlog: one file, in the last of the
+ * wheel's slots from its clock, so the read walks every slot before it.
+ * (It also looks at up to AIPU_OLDEST_LATE files put back at old times;
+ * none here.)  Median, p99.9 and max of the holds.
+ */
+static double oldest_crit[3];
+
+static void oldest_row(FILE *f)
+{
+	struct timed holds = { 0 };
+	unsigned long time;
+	unsigned int r, i;
+	struct stats st;
+
+	for (r = 0; r < rounds; r++) {
+		world_reset(false);
+		caches_ensure();
+		probe(&devs[0], file_key(0, 0), 0,
+		      T0 + (AIPU_LTRACK_SLOTS - 1) * slot_width);
+		timed_round(&holds);
+		for (i = 0; i < 1000; i++)
+			TIMED_HOLD(&devs[0], &holds,
+				   ltrack_oldest(&devs[0].tr, &time));
+	}
+	fprintf(f, ",\n\"stat_oldest\": {\"slots\": %d", AIPU_LTRACK_SLOTS);
+	st = json_timed(f, "read", &holds);
+	fprintf(f, "}");
+	printf("\nstat's read of a device's oldest dirty time (ltrack_oldest(), a hold of the device's lock per device read), in its worst case: the one queued file in the last of the wheel's %d slots from its clock, every slot before it looked at; %lu reads: **median %.2f µs, p99.9 %.1f µs, max %.1f µs** (%lu disturbed, left out).\n",
+	       AIPU_LTRACK_SLOTS, holds.n, st.median / 1e3, st.p999 / 1e3,
+	       st.max / 1e3, holds.disturbed);
+	oldest_crit[0] = st.median;
+	oldest_crit[1] = st.p999;
+	oldest_crit[2] = st.max;
+	timed_free(&holds);
+}
+
 static void measure_holds(const unsigned long *sizes, unsigned int nsizes)
 {
 	struct noise nz = noise_begin();
@@ -2158,16 +2188,16 @@ static void measure_holds(const unsigned long *sizes, unsigned int nsizes)
 	int bl;
 
 	printf("\n## 4. The longest lock holds against the backlog\n\n");
-	printf("N pages dirtied on one device (\"probe\": each transition's hold of the lock while the backlog is made, timed one by one), all of them then due, and one flusher pass as src/flusher.c runs it: phase 1 (ltrack_scan()) with a budget of AIPU_SCAN_BATCH = %d files a hold; phase 2 takes (ltrack_take(), a hold each; a batch is up to AIPU_FLOG_TAKE_ENTRIES = %d entries and AIPU_FLOG_TAKE_PAGES = %d pages) and hand-backs (ltrack_handback() for at most AIPU_HANDBACK_MAX = %d stretches or AIPU_HANDBACK_PAGES = %d pages a hold, then ltrack_put() in a hold; every page written, so the files end empty and are freed); the end of the pass (ltrack_end_pass(), %d files a hold). Then the same backlog made again, phase 1 in one hold with no budget (for contrast: its wall time, least of the rounds, and CPU time, median; not what the module does), and rmmod's teardown (aipu_mapping_forget(): ltrack_kill() of every file, AIPU_KILL_BATCH = %d objects a hold). %u rounds. Backlogs: random pages over files of at most 262,144 pages (few files, long logs), and files of 4 pages written whole (N/4 files: phase 1's worst), with their trackers, segments and live chunks in address order or handed out in random address order (\"scattered\", a slab after long use). For the first backlog a last pass finds every page still dirty after its write (policy kernel, or pages locked or under writeback) and puts it back: its hand-back and end of pass (flog_end_pass() moves a file's retries within the hold's budget). Cells: p99.9 / max in µs (phase 1: median / p99 / p99.9 / max), disturbed holds left out; the constants are read from src/ at build time.\n\n",
+	printf("N pages dirtied on one device (\"probe\": each transition's hold of the lock while the backlog is made, timed one by one), all of them then due, and one flusher pass as src/flusher.c runs it: phase 1 (ltrack_scan()) with a budget of AIPU_SCAN_BATCH = %d files a hold; phase 2 takes (ltrack_take(), a hold each; a batch is up to AIPU_FLOG_TAKE_ENTRIES = %d entries and AIPU_FLOG_TAKE_PAGES = %d pages) and hand-backs (ltrack_handback() for at most AIPU_HANDBACK_MAX = %d stretches or AIPU_HANDBACK_PAGES = %d pages a hold, then ltrack_put() in a hold; every page written, so the files end empty and are freed); the end of the pass (ltrack_end_pass(), %d files a hold). Then the same backlog made again, phase 1 in one hold with no budget (for contrast: its wall time, least of the rounds, and CPU time, median; not what the module does), and rmmod's teardown (aipu_mapping_forget(): ltrack_kill() of every file, AIPU_DRAIN_BATCH = %d objects a hold). %u rounds. Backlogs: random pages over files of at most 262,144 pages (few files, long logs), and files of 4 pages written whole (N/4 files: phase 1's worst), with their trackers, segments and live chunks in address order or handed out in random address order (\"scattered\", a slab after long use). For the first backlog a last pass finds every page still dirty after its write (policy kernel, or pages locked or under writeback) and puts it back: its hand-back and end of pass (flog_end_pass() moves a file's retries within the hold's budget). Cells: p99.9 / max in µs (phase 1: median / p99 / p99.9 / max), disturbed holds left out; the constants are read from src/ at build time.\n\n",
 	       AIPU_SCAN_BATCH, AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
 	       AIPU_HANDBACK_MAX, AIPU_HANDBACK_PAGES, AIPU_SCAN_BATCH,
-	       AIPU_KILL_BATCH, rounds);
+	       AIPU_DRAIN_BATCH, rounds);
 	printf("| backlog N pages | backlog | phase 1 holds a pass | probe µs | phase 1 batched µs | phase 1 in one hold: wall / CPU µs | take µs | hand-back µs | end of pass µs | rmmod µs | disturbed holds |\n");
 	printf("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, "{\"measurement\": \"holds\", \"rounds\": %u, "
 		"\"scan_batch\": %d, \"kill_batch\": %d, \"handback_pages\": %d, "
 		"\"handback_max\": %d, \"unit\": \"ns per hold\", \"rows\": [\n",
-		rounds, AIPU_SCAN_BATCH, AIPU_KILL_BATCH, AIPU_HANDBACK_PAGES,
+		rounds, AIPU_SCAN_BATCH, AIPU_DRAIN_BATCH, AIPU_HANDBACK_PAGES,
 		AIPU_HANDBACK_MAX);
 	for (bl = 0; bl < B_NR; bl++)
 		for (si = 0; si < nsizes; si++)
@@ -2179,7 +2209,12 @@ static void measure_holds(const unsigned long *sizes, unsigned int nsizes)
 	fprintf(f, "\n], \"cut_slot\": [\n");
 	for (si = 0; si < nsizes && sizes[si] <= 1000000; si++)
 		cut_slot_row(f, sizes[si], !si);
-	table_end(f, &nz);
+	fprintf(f, "\n]");
+	oldest_row(f);
+	fprintf(f, ", ");
+	noise_end(f, &nz);
+	fprintf(f, "}\n");
+	json_close(f);
 	world_reset(true);
 }
 
@@ -2188,8 +2223,8 @@ static void freer_table(void)
 	const struct freer_row *row;
 	char b1[32];
 
-	printf("\nThe same files freed by the shrinker (ltrack_degrade(), AIPU_SHRINK_BATCH = %d objects a hold, src/shrink.c) and by the park of a file an umount holds (ltrack_park(), AIPU_REQUEUE_BATCH = %d, src/flusher.c), each called again while it frees its whole budget, every hold timed; %u rounds each.\n\n",
-	       AIPU_SHRINK_BATCH, AIPU_REQUEUE_BATCH, rounds);
+	printf("\nThe same files freed by the shrinker (ltrack_degrade(), src/shrink.c) and by the park of a file an umount holds (ltrack_park(), src/flusher.c), AIPU_DRAIN_BATCH = %d objects a hold as eviction, each called again while it frees its whole budget, every hold timed; %u rounds each.\n\n",
+	       AIPU_DRAIN_BATCH, rounds);
 	printf("| file | N pages dirtied | shrinker: holds | median µs | p99.9 µs | max µs | park: holds | median µs | p99.9 µs | max µs |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	for (row = freer_rows; row < freer_rows + nfreer_rows; row++)
@@ -2210,13 +2245,13 @@ static void measure_evict(const unsigned long *sizes, unsigned int nsizes)
 	unsigned int pi, si;
 
 	printf("\n## 5. The longest hold of evicting one huge file\n\n");
-	printf("One file, N pages dirtied in it (random pages of an N-page file, or sparse: a live chunk each; past AIPU_LTRACK_BYTES_MAX the file is bounded as a whole and its queue stops growing), then evicted as aipu_mapping_kill() does it: ltrack_kill() with AIPU_KILL_BATCH = %d objects a hold until it reports done, each hold timed. %u evictions batched and, for contrast, %u in one hold (no budget: wall time least, CPU time median). \"objects\": segments, live chunks and moved entries the file held.\n\n",
-	       AIPU_KILL_BATCH, rounds * 2, rounds);
+	printf("One file, N pages dirtied in it (random pages of an N-page file, or sparse: a live chunk each; past AIPU_LTRACK_BYTES_MAX the file is bounded as a whole and its queue stops growing), then evicted as aipu_mapping_kill() does it: ltrack_kill() with AIPU_DRAIN_BATCH = %d objects a hold until it reports done, each hold timed. %u evictions batched and, for contrast, %u in one hold (no budget: wall time least, CPU time median). \"objects\": segments, live chunks and moved entries the file held.\n\n",
+	       AIPU_DRAIN_BATCH, rounds * 2, rounds);
 	printf("| file | N pages dirtied | pages tracked one by one | objects | holds kept | median µs | p99 µs | p99.9 µs | max µs | max (rounds) µs | disturbed holds | one hold: wall µs | CPU µs |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, "{\"measurement\": \"evict\", \"rounds\": %u, "
 		"\"kill_batch\": %d, \"unit\": \"ns per hold\", \"rows\": [\n",
-		rounds, AIPU_KILL_BATCH);
+		rounds, AIPU_DRAIN_BATCH);
 	for (pi = 0; pi < ARRAY_SIZE(evict_pats); pi++)
 		for (si = 0; si < nsizes; si++)
 			evict_row(f, evict_pats[pi], sizes[si], !pi && !si);
@@ -2535,6 +2570,10 @@ static void print_criterion(void)
 	if (cut_crit[0] > 0)
 		printf("- not counted above: phase 1's hold that finishes a slot its cutoff cuts puts the slot's not-due files back (wheel.c splices its seen list back: one step however many): **%.1f µs with 10,000 files dirtied within the slot, %.1f µs with 100,000** (median of rounds, wall)\n",
 		       cut_crit[0] / 1e3, cut_crit[1] / 1e3);
+	if (oldest_crit[2] > 0)
+		printf("- not counted above, as it does not grow with the backlog: stat's read of a device's oldest time walks the wheel's %d slots at most, **median %.2f µs, p99.9 %.1f µs, max %.1f µs** (table 4's last line)\n",
+		       AIPU_LTRACK_SLOTS, oldest_crit[0] / 1e3,
+		       oldest_crit[1] / 1e3, oldest_crit[2] / 1e3);
 	f = json_open("criterion");
 	fprintf(f, "{\"target_ns\": %d, \"pages\": 1000000, "
 		"\"worst_p99_ns\": %.1f, \"worst_p99_what\": \"%s\", "
@@ -2550,14 +2589,17 @@ static void print_criterion(void)
 		"\"dirty_end_pass_wall_ns\": %.1f, "
 		"\"dirty_end_pass_cpu_ns\": %.1f, "
 		"\"cut_slot_10k_max_ns\": %.1f, "
-		"\"cut_slot_100k_max_ns\": %.1f}\n", TARGET_NS,
+		"\"cut_slot_100k_max_ns\": %.1f, "
+		"\"stat_oldest_p999_ns\": %.1f, "
+		"\"stat_oldest_max_ns\": %.1f}\n", TARGET_NS,
 		crit.p99, crit.p99_what, crit.p999, crit.p999_what, crit.max,
 		crit.max_what,
 		crit.p999 <= TARGET_NS ? "true" : "false",
 		crit.max <= TARGET_NS ? "true" : "false", c99, cp, cm,
 		noisy_max ? "true" : "false", noisy_p999 ? "true" : "false",
 		dirty_crit.hb.p999, dirty_crit.hb.max, dirty_crit.end_wall,
-		dirty_crit.end_cpu, cut_crit[0], cut_crit[1]);
+		dirty_crit.end_cpu, cut_crit[0], cut_crit[1], oldest_crit[1],
+		oldest_crit[2]);
 	json_close(f);
 }
 
@@ -2697,12 +2739,11 @@ int main(int argc, char **argv)
 	start = now_ns();
 	timer = timer_overhead();
 	printf("# aipu scale benchmark: the log-based queue (src/track_log.c) in user space\n\n");
-	printf("Constants read from src/ at build time: AIPU_SCAN_BATCH = %d (src/flusher.c), AIPU_KILL_BATCH = %d and a table bucket per %d pages of memory, 2^%d to 2^%d (src/mapping.c), AIPU_SLOT_JIFFIES = %lu at HZ = %d (src/dev.c), max_age_ms = %d and period_ms = %d (src/knobs.c); from the headers: AIPU_HANDBACK_MAX = %d, AIPU_HANDBACK_PAGES = %d, AIPU_LTRACK_BYTES_MAX = %lu, AIPU_LTRACK_SLOTS = %d, AIPU_FLOG_TAKE_ENTRIES = %d, AIPU_FLOG_TAKE_PAGES = %d. Mode: %s, %u rounds. A hold's two clock reads (clock_gettime() here, local_clock() in aipu_dev_lock()/aipu_dev_unlock()) back to back: %.0f ns (median), included in every hold and transition below.\n\n",
-	       AIPU_SCAN_BATCH,
-	       AIPU_KILL_BATCH, AIPU_TABLE_PAGES_PER_BUCKET,
+	printf("Constants read from src/ at build time: AIPU_SCAN_BATCH = %d (src/flusher.c), a table bucket per %d pages of memory, 2^%d to 2^%d (src/mapping.c), AIPU_SLOT_JIFFIES = %lu at HZ = %d (src/dev.c), max_age_ms = %d and period_ms = %d (src/knobs.c); from the headers: AIPU_DRAIN_BATCH = %d, AIPU_HANDBACK_MAX = %d, AIPU_HANDBACK_PAGES = %d, AIPU_LTRACK_BYTES_MAX = %lu, AIPU_LTRACK_SLOTS = %d, AIPU_FLOG_TAKE_ENTRIES = %d, AIPU_FLOG_TAKE_PAGES = %d. Mode: %s, %u rounds. A hold's two clock reads (clock_gettime() here, local_clock() in aipu_dev_lock()/aipu_dev_unlock()) back to back: %.0f ns (median), included in every hold and transition below.\n\n",
+	       AIPU_SCAN_BATCH, AIPU_TABLE_PAGES_PER_BUCKET,
 	       AIPU_TABLE_MIN_BITS, AIPU_TABLE_MAX_BITS,
 	       (unsigned long)AIPU_SLOT_JIFFIES, HZ, AIPU_MAX_AGE_MS,
-	       AIPU_PERIOD_MS, AIPU_HANDBACK_MAX, AIPU_HANDBACK_PAGES,
+	       AIPU_PERIOD_MS, AIPU_DRAIN_BATCH, AIPU_HANDBACK_MAX, AIPU_HANDBACK_PAGES,
 	       AIPU_LTRACK_BYTES_MAX, AIPU_LTRACK_SLOTS,
 	       AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
 	       quick ? "quick" : "full", rounds, timer);
@@ -2743,7 +2784,7 @@ int main(int argc, char **argv)
 		"\"take_entries\": %d, \"take_pages\": %d, "
 		"\"table_buckets\": %lu, \"timer_ns\": %.1f, "
 		"\"seconds\": %.1f}\n", quick ? "quick" : "full", rounds,
-		BATCH, AIPU_SCAN_BATCH, AIPU_KILL_BATCH, AIPU_HANDBACK_PAGES,
+		BATCH, AIPU_SCAN_BATCH, AIPU_DRAIN_BATCH, AIPU_HANDBACK_PAGES,
 		AIPU_HANDBACK_MAX, (unsigned long)AIPU_SLOT_JIFFIES, HZ,
 		AIPU_MAX_AGE_MS, AIPU_PERIOD_MS, AIPU_LTRACK_BYTES_MAX,
 		AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,

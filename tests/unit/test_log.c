@@ -3,8 +3,8 @@
  * Unit tests of the append-only log (src/log.c) and the wheel (src/wheel.c)
  * in user space.
  *
- * Directed tests pin down the encoding, extension, segment growth and the
- * failure paths; a model-based test then appends to many logs over a clock
+ * Directed tests pin down the encoding, extension, segment growth, the
+ * failure paths and the wheel's wrap (a clock jump longer than its turn); a model-based test then appends to many logs over a clock
  * that crosses the jiffies wrap, runs phase 1 with random budgets and takes
  * due entries in random amounts, and checks after every step that what is
  * taken is exactly the model's oldest pages, in order, each older than the
@@ -102,6 +102,111 @@ static int test_failures(void)
 }
 
 /* ---- model-based: many logs, one wheel, a clock across the wrap ---- */
+
+/*
+ * The wheel's wrap, directed: a node in every slot over one turn and a
+ * second turn's worth more, then a cutoff a turn and a half later (a
+ * flusher stalled longer than the wheel spans), taken with small budgets:
+ * exactly the nodes older than the cutoff go, each once, whatever slot
+ * they share with younger ones; then a cutoff that went back (max_age
+ * raised) finds nothing more, and the rest go once the cutoff passes them.
+ * However far the clock jumped, phase 1 looks at each node once, and
+ * wheel_first() finds the oldest slot left.
+ */
+#define WRAP_SLOTS 16
+#define WRAP_WIDTH 5
+#define WRAP_NODES (3 * WRAP_SLOTS)
+
+static struct aipu_wheel_node wrap_node[WRAP_NODES];
+static bool wrap_gone[WRAP_NODES];
+
+/* Phase 1 at @cutoff in small budgets; each node looked at once at most. */
+static int wrap_due(struct aipu_wheel *w, unsigned long cutoff)
+{
+	struct aipu_wheel_node *nd, *tmp;
+	unsigned int budget, looked = 0;
+	unsigned long nodes = w->nodes;
+	bool done;
+	LIST_HEAD(due);
+
+	do {
+		budget = 1 + rand() % 3;
+		looked += budget;
+		done = wheel_due(w, cutoff, &due, &budget);
+		looked -= budget;
+	} while (!done);
+	CHECK(looked <= nodes);
+	list_for_each_entry_safe(nd, tmp, &due, link) {
+		CHECK(time_before(nd->time, cutoff));
+		CHECK(!wrap_gone[nd - wrap_node]);
+		wrap_gone[nd - wrap_node] = true;
+		list_del_init(&nd->link);
+	}
+	return 0;
+}
+
+/* wheel_first() names the slot of the oldest node left, or none. */
+static int wrap_first(struct aipu_wheel *w, const unsigned long *t)
+{
+	unsigned long first, oldest = 0;
+	bool any = false;
+	unsigned int i;
+
+	for (i = 0; i < WRAP_NODES; i++)
+		if (!wrap_gone[i] && (!any || time_before(t[i], oldest))) {
+			oldest = t[i];
+			any = true;
+		}
+	CHECK(wheel_first(w, &first) == any);
+	CHECK(!any || (!time_after(first, oldest) &&
+		       oldest - first < WRAP_WIDTH));
+	return 0;
+}
+
+static int test_wheel_wrap(void)
+{
+	static struct list_head slots[WRAP_SLOTS];
+	unsigned long start = T0 - 1000, turn = WRAP_SLOTS * WRAP_WIDTH;
+	unsigned long cutoff, t[WRAP_NODES];
+	struct aipu_wheel w;
+	unsigned int i;
+
+	srand(unit_seed(11));
+	wheel_init(&w, slots, WRAP_SLOTS, WRAP_WIDTH, start);
+	/* Two turns of nodes, two or three a slot, in random order. */
+	for (i = 0; i < WRAP_NODES; i++)
+		t[i] = start + (i * 2 * turn) / WRAP_NODES + rand() % 2;
+	for (i = 0; i < WRAP_NODES; i++) {
+		unsigned int j = rand() % WRAP_NODES;
+		unsigned long x = t[i];
+
+		t[i] = t[j];
+		t[j] = x;
+	}
+	for (i = 0; i < WRAP_NODES; i++)
+		wheel_add(&w, &wrap_node[i], t[i]);
+	cutoff = start + turn + turn / 2 + 1;
+	if (wrap_due(&w, cutoff))
+		return 1;
+	for (i = 0; i < WRAP_NODES; i++)
+		CHECK(wrap_gone[i] == time_before(t[i], cutoff));
+	if (wrap_first(&w, t))
+		return 1;
+	/* The cutoff went back: nothing more is due. */
+	if (wrap_due(&w, cutoff - turn))
+		return 1;
+	for (i = 0; i < WRAP_NODES; i++)
+		CHECK(wrap_gone[i] == time_before(t[i], cutoff));
+	/* Past every node, another turn and a half on: all gone. */
+	if (wrap_due(&w, start + 4 * turn))
+		return 1;
+	for (i = 0; i < WRAP_NODES; i++)
+		CHECK(wrap_gone[i]);
+	CHECK(w.nodes == 0);
+	if (wrap_first(&w, t))
+		return 1;
+	return 0;
+}
 
 #define NLOGS 40
 #define MAXPAGES 200000
@@ -237,6 +342,7 @@ int main(void)
 	RUN(test_extend_and_chunks);
 	RUN(test_segments_grow_and_close);
 	RUN(test_failures);
+	RUN(test_wheel_wrap);
 	RUN(test_model);
 	return unit_done();
 }

@@ -4,10 +4,12 @@
  * src/flog.c, src/log.c, src/live.c and src/wheel.c) in user space.
  *
  * A model-based test drives several files of one device over a clock that
- * crosses the jiffies wrap: writers dirty ranges of pages, timestamps
- * (lazytime) and inodes, someone else cleans pages (fsync), reclaim declines
- * writes, files are evicted, degraded by the shrinker and parked, in bounded
- * steps; the flusher runs passes (phase 1 with random budgets, staging now
+ * crosses the jiffies wrap, now and then jumping more than the wheel's turn
+ * (a stalled flusher) and with cutoffs up to one and a half turns back (a
+ * max_age beyond the wheel's span: files wrapped round in it): writers
+ * dirty ranges of pages, timestamps (lazytime) and inodes, someone else
+ * cleans pages (fsync), reclaim declines writes, files are evicted,
+ * degraded by the shrinker and parked, in bounded steps; the flusher runs passes (phase 1 with random budgets, staging now
  * and then, phase 2 until nothing is left or max_batch stops it) that write
  * what is due, with pages declined, dirtied again, or dirtying other files'
  * pages (which inherit the write's age) during their write, and allocations
@@ -67,6 +69,9 @@ void aipu_ltracker_remove(struct aipu_ltracker *t)
 }
 
 #define T0 ((unsigned long)-5000)	/* 5000 jiffies before the wrap */
+/* Jiffies a slot, and a whole turn of the wheel: files wrap round in it. */
+#define WHEEL_WIDTH 4
+#define WHEEL_TURN (WHEEL_WIDTH * AIPU_LTRACK_SLOTS)
 
 static struct aipu_ltrack tr;
 static struct list_head slots[AIPU_LTRACK_SLOTS];
@@ -550,7 +555,7 @@ static int model(unsigned int seed, int fail_rate)
 	memset(dying, 0, sizeof(dying));
 	memset(table, 0, sizeof(table));
 	now = T0;
-	ltrack_init(&tr, slots, 4, now);
+	ltrack_init(&tr, slots, WHEEL_WIDTH, now);
 	for (f = 0; f < NF; f++)
 		clean_file(f);
 	unit_fail_every = fail_rate;
@@ -609,9 +614,13 @@ static int model(unsigned int seed, int fail_rate)
 				ltrack_meta(&tr, t, now, was_clean);
 			}
 		} else if (r < 70) {
-			now += 1 + rand() % 4;
+			/* Now and then a stall longer than the wheel's turn. */
+			now += rand() % 400 ? 1 + rand() % 4 :
+					      WHEEL_TURN + rand() % WHEEL_TURN;
 		} else {
-			cutoff = now - rand() % 20;
+			/* A max_age of up to one and a half turns, at times. */
+			cutoff = now - (rand() % 16 ? rand() % 20 :
+					rand() % (WHEEL_TURN * 3 / 2));
 			if (pass(cutoff, rand() % 4 ? 0 : 1 + rand() % 200,
 				 rand() % 5 ? 0 : 1 + rand() % 3))
 				return 1;
