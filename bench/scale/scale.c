@@ -2147,16 +2147,15 @@ static void cut_slot_row(FILE *f, unsigned long n, bool first)
  * its worst case, whatever the backlog: one file, in the last of the
  * wheel's slots from its clock, so the read walks every slot before it.
  * (It also looks at up to AIPU_OLDEST_LATE files put back at old times;
- * none here.)  Median, p99.9 and max of the holds.
+ * none here.)  Its JSON: ", \"stat_oldest\": {...}".
  */
-static double oldest_crit[3];
+static struct stats oldest_st;
 
 static void oldest_row(FILE *f)
 {
 	struct timed holds = { 0 };
 	unsigned long time;
 	unsigned int r, i;
-	struct stats st;
 
 	for (r = 0; r < rounds; r++) {
 		world_reset(false);
@@ -2168,15 +2167,12 @@ static void oldest_row(FILE *f)
 			TIMED_HOLD(&devs[0], &holds,
 				   ltrack_oldest(&devs[0].tr, &time));
 	}
-	fprintf(f, ",\n\"stat_oldest\": {\"slots\": %d", AIPU_LTRACK_SLOTS);
-	st = json_timed(f, "read", &holds);
+	fprintf(f, ", \"stat_oldest\": {\"slots\": %d", AIPU_LTRACK_SLOTS);
+	oldest_st = json_timed(f, "read", &holds);
 	fprintf(f, "}");
 	printf("\nstat's read of a device's oldest dirty time (ltrack_oldest(), a hold of the device's lock per device read), in its worst case: the one queued file in the last of the wheel's %d slots from its clock, every slot before it looked at; %lu reads: **median %.2f µs, p99.9 %.1f µs, max %.1f µs** (%lu disturbed, left out).\n",
-	       AIPU_LTRACK_SLOTS, holds.n, st.median / 1e3, st.p999 / 1e3,
-	       st.max / 1e3, holds.disturbed);
-	oldest_crit[0] = st.median;
-	oldest_crit[1] = st.p999;
-	oldest_crit[2] = st.max;
+	       AIPU_LTRACK_SLOTS, holds.n, oldest_st.median / 1e3,
+	       oldest_st.p999 / 1e3, oldest_st.max / 1e3, holds.disturbed);
 	timed_free(&holds);
 }
 
@@ -2202,19 +2198,16 @@ static void measure_holds(const unsigned long *sizes, unsigned int nsizes)
 	for (bl = 0; bl < B_NR; bl++)
 		for (si = 0; si < nsizes; si++)
 			holds_row(f, bl, sizes[si], !bl && !si);
+	fprintf(f, "\n]");
+	oldest_row(f);
 	printf("\nPhase 1 when its cutoff falls inside a slot (the backlogs above have every page due, so the cutoff is past every slot): N files of one page each, dirtied evenly over one slot of AIPU_SLOT_JIFFIES = %lu jiffies (src/dev.c), the cutoff at the slot's middle, phase 1 in holds of AIPU_SCAN_BATCH = %d files. The due half moves to the due list a budget a hold; the hold that finishes the slot puts every file it looked at and left (the not-due half, on wheel.c's seen list) back into the slot at once. Trackers in address order. %u rounds.\n\n",
 	       module_slot, AIPU_SCAN_BATCH, rounds);
 	printf("| files in the slot | holds a pass | median µs | p99 µs | p99.9 µs | max µs | the slot's last hold µs (wall, disturbed or not; median of rounds) | disturbed holds |\n");
 	printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-	fprintf(f, "\n], \"cut_slot\": [\n");
+	fprintf(f, ", \"cut_slot\": [\n");
 	for (si = 0; si < nsizes && sizes[si] <= 1000000; si++)
 		cut_slot_row(f, sizes[si], !si);
-	fprintf(f, "\n]");
-	oldest_row(f);
-	fprintf(f, ", ");
-	noise_end(f, &nz);
-	fprintf(f, "}\n");
-	json_close(f);
+	table_end(f, &nz);
 	world_reset(true);
 }
 
@@ -2570,10 +2563,10 @@ static void print_criterion(void)
 	if (cut_crit[0] > 0)
 		printf("- not counted above: phase 1's hold that finishes a slot its cutoff cuts puts the slot's not-due files back (wheel.c splices its seen list back: one step however many): **%.1f µs with 10,000 files dirtied within the slot, %.1f µs with 100,000** (median of rounds, wall)\n",
 		       cut_crit[0] / 1e3, cut_crit[1] / 1e3);
-	if (oldest_crit[2] > 0)
-		printf("- not counted above, as it does not grow with the backlog: stat's read of a device's oldest time walks the wheel's %d slots at most, **median %.2f µs, p99.9 %.1f µs, max %.1f µs** (table 4's last line)\n",
-		       AIPU_LTRACK_SLOTS, oldest_crit[0] / 1e3,
-		       oldest_crit[1] / 1e3, oldest_crit[2] / 1e3);
+	if (oldest_st.n)
+		printf("- not counted above, as it does not grow with the backlog: stat's read of a device's oldest time walks the wheel's %d slots at most, **median %.2f µs, p99.9 %.1f µs, max %.1f µs** (table 4)\n",
+		       AIPU_LTRACK_SLOTS, oldest_st.median / 1e3,
+		       oldest_st.p999 / 1e3, oldest_st.max / 1e3);
 	f = json_open("criterion");
 	fprintf(f, "{\"target_ns\": %d, \"pages\": 1000000, "
 		"\"worst_p99_ns\": %.1f, \"worst_p99_what\": \"%s\", "
@@ -2598,8 +2591,8 @@ static void print_criterion(void)
 		crit.max <= TARGET_NS ? "true" : "false", c99, cp, cm,
 		noisy_max ? "true" : "false", noisy_p999 ? "true" : "false",
 		dirty_crit.hb.p999, dirty_crit.hb.max, dirty_crit.end_wall,
-		dirty_crit.end_cpu, cut_crit[0], cut_crit[1], oldest_crit[1],
-		oldest_crit[2]);
+		dirty_crit.end_cpu, cut_crit[0], cut_crit[1], oldest_st.p999,
+		oldest_st.max);
 	json_close(f);
 }
 
@@ -2743,8 +2736,8 @@ int main(int argc, char **argv)
 	       AIPU_SCAN_BATCH, AIPU_TABLE_PAGES_PER_BUCKET,
 	       AIPU_TABLE_MIN_BITS, AIPU_TABLE_MAX_BITS,
 	       (unsigned long)AIPU_SLOT_JIFFIES, HZ, AIPU_MAX_AGE_MS,
-	       AIPU_PERIOD_MS, AIPU_DRAIN_BATCH, AIPU_HANDBACK_MAX, AIPU_HANDBACK_PAGES,
-	       AIPU_LTRACK_BYTES_MAX, AIPU_LTRACK_SLOTS,
+	       AIPU_PERIOD_MS, AIPU_DRAIN_BATCH, AIPU_HANDBACK_MAX,
+	       AIPU_HANDBACK_PAGES, AIPU_LTRACK_BYTES_MAX, AIPU_LTRACK_SLOTS,
 	       AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
 	       quick ? "quick" : "full", rounds, timer);
 	printf("The tracker table has the kernel's layout and size (%lu buckets for this host's memory) but not its code (no RCU; trackers freed at once). Queue objects and trackers come from per-CPU free lists mapped and touched before timing (the slab's fast path). A batch or hold during which the thread was switched out or took a page fault (\"disturbed\", read with getrusage() outside the timed window) is counted apart and left out of percentiles and maxima: the kernel holds the lock with interrupts off. Interrupts and the hypervisor's steal are not detected: table 0 measures them.\n",

@@ -4,10 +4,11 @@
  * in user space.
  *
  * Directed tests pin down the encoding, extension, segment growth, the
- * failure paths and the wheel's wrap (a clock jump longer than its turn); a model-based test then appends to many logs over a clock
- * that crosses the jiffies wrap, runs phase 1 with random budgets and takes
- * due entries in random amounts, and checks after every step that what is
- * taken is exactly the model's oldest pages, in order, each older than the
+ * failure paths and the wheel's wrap (a clock jump longer than its turn);
+ * a model-based test then appends to many logs over a clock that crosses
+ * the jiffies wrap, runs phase 1 with random budgets and takes due entries
+ * in random amounts, and checks after every step that what is taken is
+ * exactly the model's oldest pages, in order, each older than the
  * cutoff, and that no log left in the wheel holds a due entry.
  */
 #include <errno.h>
@@ -101,7 +102,7 @@ static int test_failures(void)
 	return 0;
 }
 
-/* ---- model-based: many logs, one wheel, a clock across the wrap ---- */
+/* ---- the wheel's wrap ---- */
 
 /*
  * The wheel's wrap, directed: a node in every slot over one turn and a
@@ -207,6 +208,8 @@ static int test_wheel_wrap(void)
 		return 1;
 	return 0;
 }
+
+/* ---- model-based: many logs, one wheel, a clock across the wrap ---- */
 
 #define NLOGS 40
 #define MAXPAGES 200000

@@ -9,10 +9,11 @@
  * max_age beyond the wheel's span: files wrapped round in it): writers
  * dirty ranges of pages, timestamps (lazytime) and inodes, someone else
  * cleans pages (fsync), reclaim declines writes, files are evicted,
- * degraded by the shrinker and parked, in bounded steps; the flusher runs passes (phase 1 with random budgets, staging now
- * and then, phase 2 until nothing is left or max_batch stops it) that write
- * what is due, with pages declined, dirtied again, or dirtying other files'
- * pages (which inherit the write's age) during their write, and allocations
+ * degraded by the shrinker and parked, in bounded steps; the flusher runs
+ * passes (phase 1 with random budgets, staging now and then, phase 2
+ * until nothing is left or max_batch stops it) that write what is due,
+ * with pages declined, dirtied again, or dirtying other files' pages
+ * (which inherit the write's age) during their write, and allocations
  * fail now and then (a second run).  Checked: between steps, every dirty
  * page is covered by a live queued entry or its file's whole-file entry, no
  * later than its first-dirty time, and dirty timestamps are queued; in a
