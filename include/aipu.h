@@ -16,15 +16,18 @@
  *   shrink.c   memory pressure: files fall back to whole-file runs
  *   flusher.c  per-device flusher threads: phase 1 scan, phase 2 issue
  *   policy.c   kernel / aipu / pu / stage, and Linux's periodic writeback
+ *   handover.c whether Linux still holds dirty data aipu never saw
  *   purge.c    write purge: drop pages aipu wrote once they are clean
  *   lazytime.c lazytime timestamps, written once dirtytime_expire_seconds old
+ *   proc.c     /proc as the initial namespaces see it
  *   knobs.c    tunables, mirrored as module parameters
  *   sysfs.c    /sys/kernel/aipu/
  *
  * Calls go down this list's dependency order, never in a circle: flusher
  * uses policy, purge, lazytime, mapping, dev, track and mem; lazytime uses
- * policy, mapping, dev and track; purge and mapping use dev and track; hook
- * uses mapping, track, policy and flusher ("track": track_log.c and the
+ * policy, proc, mapping, dev and track; purge and mapping use dev and
+ * track; hook uses mapping, track, policy and flusher; policy uses
+ * handover and proc; handover uses proc ("track": track_log.c and the
  * files above it).
  */
 #ifndef AIPU_H
@@ -188,13 +191,21 @@ void aipu_policy_staged(struct aipu_dev *d);
 long aipu_policy_timeout(struct aipu_dev *d, unsigned long now,
 			 unsigned long next_tick);
 void aipu_policy_init(void);
+void aipu_policy_watching(void);
 void aipu_policy_exit(void);
 void aipu_policy_untracked(void);
 void aipu_kupdate_update(void);
-struct file;
-struct file *aipu_sysctl_open(const char *path, int flags);
 bool aipu_kupdate_is_off(void);
 unsigned long aipu_handover_left_ms(void);
+bool aipu_handover_waiting(void);
+
+/* proc.c */
+struct file;
+struct file *aipu_proc_open(const char *path, int flags);
+
+/* handover.c */
+bool aipu_handover_holds(unsigned long mark);
+void aipu_handover_stop(void);
 
 /* purge.c */
 void aipu_purge_add(struct aipu_dev *d, struct aipu_ltracker *t,

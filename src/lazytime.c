@@ -38,7 +38,7 @@ void aipu_lazytime_update(void)
 	struct file *f;
 	ssize_t n;
 
-	f = aipu_sysctl_open(DIRTYTIME_SYSCTL, O_RDONLY);
+	f = aipu_proc_open(DIRTYTIME_SYSCTL, O_RDONLY);
 	if (IS_ERR(f))
 		return;
 	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);

@@ -47,6 +47,7 @@ static int __init aipu_init(void)
 	ret = aipu_hook_init();
 	if (ret)
 		goto out_policy;
+	aipu_policy_watching();
 	ret = aipu_flusher_start();
 	if (ret)
 		goto out_hook;

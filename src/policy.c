@@ -19,17 +19,13 @@
  * and fsync are untouched.  Dirty data aipu never saw (dirtied before
  * insmod, or when tracking memory ran out completely) is handed to Linux:
  * periodic writeback stays on for handover_ms after load and for
- * AIPU_UNTRACKED_MS after such a fallback.
+ * AIPU_UNTRACKED_MS after such a fallback, and after that for as long as
+ * Linux still holds an inode dirtied before (src/handover.c).
  */
 #include <linux/fs.h>
-#include <linux/fs_struct.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/mutex.h>
-#include <linux/path.h>
-#include <linux/pid.h>
-#include <linux/pid_namespace.h>
-#include <linux/sched/task.h>
 #include <linux/string.h>
 #include <linux/writeback.h>
 
@@ -38,10 +34,12 @@
 /* Linux's default bound, dirty_expire 30 s + dirty_writeback 5 s, + slack. */
 #define AIPU_UNTRACKED_MS 40000
 
-/* Relative to the initial namespaces' root, see aipu_sysctl_open(). */
+/* Relative to the initial namespaces' root, see aipu_proc_open(). */
 #define KUPDATE_SYSCTL "proc/sys/vm/dirty_writeback_centisecs"
 
-static unsigned long loaded_at, untracked_until;
+/* When the probes began to see every dirtying, and the last they missed. */
+static unsigned long watched_from, untracked_at, untracked_until;
+static bool untracked_seen;
 static unsigned int policy_gen = 1;	/* bumped by every switch; 0: never */
 
 static DEFINE_MUTEX(kupdate_mutex);
@@ -236,60 +234,57 @@ void aipu_policy_changed(void)
 /* Atomic context: only note the time; the flusher acts on it. */
 void aipu_policy_untracked(void)
 {
-	WRITE_ONCE(untracked_until,
-		   jiffies + msecs_to_jiffies(AIPU_UNTRACKED_MS));
-}
-
-static bool handing_over(void)
-{
 	unsigned long now = jiffies;
 
-	return time_before(now, loaded_at +
-			   msecs_to_jiffies(READ_ONCE(aipu_handover_ms))) ||
+	WRITE_ONCE(untracked_at, now);
+	WRITE_ONCE(untracked_until, now + msecs_to_jiffies(AIPU_UNTRACKED_MS));
+	WRITE_ONCE(untracked_seen, true);
+}
+
+static bool clock_running(unsigned long now)
+{
+	return time_before(now, READ_ONCE(watched_from) +
+			   ms(&aipu_handover_ms)) ||
 	       time_before(now, READ_ONCE(untracked_until));
+}
+
+/*
+ * Linux still holds an inode dirtied before the load (unless handover_ms is
+ * 0: the user synced) or before the last page aipu could not track.
+ */
+static bool linux_holds(void)
+{
+	return (READ_ONCE(aipu_handover_ms) &&
+		aipu_handover_holds(READ_ONCE(watched_from))) ||
+	       (READ_ONCE(untracked_seen) &&
+		aipu_handover_holds(READ_ONCE(untracked_at)));
+}
+
+/* Looked at under the clocks too, so that their end finds an answer. */
+static bool handing_over(void)
+{
+	bool holds = linux_holds();
+
+	return clock_running(jiffies) || holds;
+}
+
+/* 1 while the handover outlasts its clocks, waiting for Linux's writes. */
+bool aipu_handover_waiting(void)
+{
+	return !READ_ONCE(kupdate_off) && aipu_policy_writes() &&
+	       !clock_running(jiffies) && linux_holds();
 }
 
 unsigned long aipu_handover_left_ms(void)
 {
 	unsigned long now = jiffies, a, b;
 
-	a = loaded_at + msecs_to_jiffies(READ_ONCE(aipu_handover_ms));
+	a = READ_ONCE(watched_from) +
+	    msecs_to_jiffies(READ_ONCE(aipu_handover_ms));
 	b = READ_ONCE(untracked_until);
 	if (time_before(a, b))
 		a = b;
 	return time_before(now, a) ? jiffies_to_msecs(a - now) : 0;
-}
-
-/*
- * A sysctl file (@path: "proc/sys/...") as the initial namespaces see it,
- * from the root of the initial pid namespace's init, not from the root of
- * whoever wrote a knob: a writer in a container with its own /proc (or a
- * file bound over the sysctl) must not make aipu change some other file.
- */
-struct file *aipu_sysctl_open(const char *path, int flags)
-{
-	struct task_struct *init;
-	struct file *f = ERR_PTR(-ESRCH);
-	struct path root;
-
-	rcu_read_lock();
-	init = pid_task(find_pid_ns(1, &init_pid_ns), PIDTYPE_PID);
-	if (init)
-		get_task_struct(init);
-	rcu_read_unlock();
-	if (!init)
-		return f;
-	task_lock(init);
-	if (init->fs) {
-		get_fs_root(init->fs, &root);
-		task_unlock(init);
-		f = file_open_root(&root, path, flags, 0);
-		path_put(&root);
-	} else {
-		task_unlock(init);
-	}
-	put_task_struct(init);
-	return f;
 }
 
 /*
@@ -305,7 +300,7 @@ static void kupdate_set(unsigned int centisecs)
 	int len;
 
 	len = scnprintf(buf, sizeof(buf), "%u\n", centisecs);
-	f = aipu_sysctl_open(KUPDATE_SYSCTL, O_WRONLY);
+	f = aipu_proc_open(KUPDATE_SYSCTL, O_WRONLY);
 	if (!IS_ERR(f)) {
 		if (kernel_write(f, buf, len, &pos) == len) {
 			filp_close(f, NULL);
@@ -344,9 +339,15 @@ bool aipu_kupdate_is_off(void)
 
 void aipu_policy_init(void)
 {
-	loaded_at = jiffies;
-	untracked_until = loaded_at;
+	watched_from = jiffies;
+	untracked_until = watched_from;
 	aipu_kupdate_update();
+}
+
+/* The probes are in: what is dirtied from now on, aipu sees. */
+void aipu_policy_watching(void)
+{
+	WRITE_ONCE(watched_from, jiffies);
 }
 
 void aipu_policy_exit(void)
@@ -356,4 +357,5 @@ void aipu_policy_exit(void)
 	stopping = true;
 	mutex_unlock(&kupdate_mutex);
 	aipu_kupdate_update();
+	aipu_handover_stop();
 }

@@ -91,6 +91,7 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 	EMIT("devices", sum.devices);
 	EMIT("lock_hold_max_ns", s.lock_hold_max_ns);
 	EMIT("mem_bytes", aipu_mem_bytes());
+	EMIT("handover_waiting", aipu_handover_waiting());
 #undef EMIT
 	return n;
 }

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+/*
+ * aipu: has Linux written the dirty data aipu never saw?
+ *
+ * aipu learns of a page at its clean->dirty transition, so what was dirty
+ * before insmod, or dirtied when tracking memory ran out completely, is
+ * Linux's to write: its periodic writeback stays on (src/policy.c).  A clock
+ * alone cannot end that handover: on a disk slower than the backlog, or
+ * with dirty_expire_centisecs above handover_ms, Linux's writeback would be
+ * switched off with that data still dirty, and nothing would write it
+ * before a sync or the dirty thresholds.  So policy.c asks here whether
+ * Linux still holds an inode dirtied at or before a mark (the load, the
+ * last untracked page), and a look, at most once a second, finds out.
+ *
+ * Linux keeps a writeback context's dirty inodes in dirtied_when order,
+ * oldest at the tail of b_dirty, b_io and b_more_io (b_io is grouped by
+ * super block when several share a device: an older inode behind another
+ * group shows once that group is written): the tails tell.  The contexts
+ * are reached from every super block's backing device, the super blocks
+ * through every registered file system type (iterate_supers() is not
+ * exported); a raw block device's inode, on a super block with no backing
+ * device, is looked at itself.
+ *
+ * The look takes each super block's s_umount shared, so it is a work item
+ * of its own: an umount stuck on a dead device delays the end of the
+ * handover, never a device's flusher or the tick.
+ */
+#include <linux/backing-dev.h>
+#include <linux/blkdev.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/workqueue.h>
+
+#include "aipu.h"
+#include "aipu_compat.h"
+
+#define FILESYSTEMS "proc/filesystems"	/* from init's root, as sysctls */
+
+struct look {
+	unsigned long oldest;	/* dirtied_when of the oldest inode seen */
+	bool found;
+};
+
+static void look_fn(struct work_struct *w);
+static DECLARE_DELAYED_WORK(look_work, look_fn);
+
+/* The last look's answer, and when it began. */
+static DEFINE_SPINLOCK(answer_lock);
+static struct look answer;
+static unsigned long answer_at;
+static bool answered;
+
+static void note(struct look *l, unsigned long when)
+{
+	if (!l->found || time_before(when, l->oldest)) {
+		l->oldest = when;
+		l->found = true;
+	}
+}
+
+static void note_tail(struct look *l, struct list_head *list)
+{
+	if (!list_empty(list))
+		note(l, list_last_entry(list, struct inode,
+					i_io_list)->dirtied_when);
+}
+
+/* Every writeback context of @bdi: the root one and each cgroup's. */
+static void look_bdi(struct look *l, struct backing_dev_info *bdi)
+{
+	struct bdi_writeback *wb;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(wb, &bdi->wb_list, bdi_node) {
+		spin_lock(&wb->list_lock);
+		note_tail(l, &wb->b_dirty);
+		note_tail(l, &wb->b_io);
+		note_tail(l, &wb->b_more_io);
+		spin_unlock(&wb->list_lock);
+	}
+	rcu_read_unlock();
+}
+
+/* One inode a block device: a few dozen, not a file system's millions. */
+static void look_bdev_inodes(struct look *l, struct super_block *sb)
+{
+	struct inode *inode;
+
+	spin_lock(&sb->s_inode_list_lock);
+	list_for_each_entry(inode, &sb->s_inodes, i_sb_list)
+		if (aipu_inode_state(inode) & I_DIRTY)
+			note(l, READ_ONCE(inode->dirtied_when));
+	spin_unlock(&sb->s_inode_list_lock);
+}
+
+static void look_sb(struct super_block *sb, void *arg)
+{
+	struct look *l = arg;
+
+	if (sb == blockdev_superblock)
+		look_bdev_inodes(l, sb);
+	else if (sb->s_bdi && sb->s_bdi != &noop_backing_dev_info)
+		look_bdi(l, sb->s_bdi);
+}
+
+/* "nodev\tsysfs\n" or "\text4\n": the name follows the tab. */
+static void look_type(struct look *l, char *line)
+{
+	struct file_system_type *type;
+	char *name = strchr(line, '\t');
+
+	if (!name || !name[1])
+		return;
+	type = get_fs_type(name + 1);
+	if (!type)
+		return;
+	iterate_supers_type(type, look_sb, l);
+	module_put(type->owner);	/* put_filesystem(), not exported */
+}
+
+/* False if /proc/filesystems cannot be read: the handover is the clock's. */
+static bool look_all(struct look *l)
+{
+	char *buf, *p, *line;
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!buf)
+		return false;
+	f = aipu_proc_open(FILESYSTEMS, O_RDONLY);
+	if (IS_ERR(f)) {
+		kfree(buf);
+		return false;
+	}
+	/* A page holds some 300 types; a longer list loses its tail. */
+	n = kernel_read(f, buf, PAGE_SIZE - 1, &pos);
+	filp_close(f, NULL);
+	if (n > 0) {
+		buf[n] = '\0';
+		p = buf;
+		while ((line = strsep(&p, "\n")))
+			look_type(l, line);
+	}
+	kfree(buf);
+	return n > 0;
+}
+
+static void look_fn(struct work_struct *w)
+{
+	unsigned long began = jiffies;
+	struct look l = { 0 };
+
+	if (!look_all(&l))
+		pr_warn_once("cannot read /%s: the handover ends by the clock alone\n",
+			     FILESYSTEMS);
+	spin_lock(&answer_lock);
+	answer = l;
+	answer_at = began;
+	answered = true;
+	spin_unlock(&answer_lock);
+}
+
+/*
+ * Process context.  Whether Linux still holds an inode dirtied at or before
+ * @mark, as far as the last look knew; true until a look that began after
+ * @mark says otherwise, and while true another look is asked for (at once
+ * if none began after @mark, else a second after the last).
+ */
+bool aipu_handover_holds(unsigned long mark)
+{
+	bool stale, holds;
+
+	spin_lock(&answer_lock);
+	stale = !answered || time_before(answer_at, mark);
+	holds = stale || (answer.found && !time_after(answer.oldest, mark));
+	spin_unlock(&answer_lock);
+	if (holds)
+		queue_delayed_work(system_unbound_wq, &look_work,
+				   stale ? 0 : HZ);
+	return holds;
+}
+
+/* No look runs once this returns; the caller asks for none after. */
+void aipu_handover_stop(void)
+{
+	cancel_delayed_work_sync(&look_work);
+}

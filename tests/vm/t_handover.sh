@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The handover outlasts its clock while Linux still holds data dirtied
+# before the load. aipu never saw those pages dirtied: Linux's periodic
+# writeback must stay on until it has written them, however short
+# handover_ms is, and go off after.
+#
+# Linux's periodic writeback is set to expire 6 s (times AIPU_TIME_SCALE),
+# interval 1 s. 64 non-adjacent pages are dirtied (pagetrace.py times each
+# from a marker write), then aipu is loaded with handover_ms=1500, a
+# quarter of that expiry. Checked, in two rounds (the raw null_blk device,
+# whose inode aipu finds on the block devices' super block, and a file on
+# ext4, found on its device's writeback lists):
+#   1. once the clock has surely run out, and before Linux can have
+#      written the pages: kupdate_off 0, handover_waiting 1, and
+#      dirty_writeback_centisecs still 100;
+#   2. every page is written within expiry + interval + 0.5 s of its
+#      dirtying (blktrace, against the markers);
+#   3. then the handover ends: kupdate_off 1 and handover_waiting 0 within
+#      5 s, dirty_writeback_centisecs 0.
+# Before src/handover.c the handover ended by the clock: 1. and 2. fail
+# (the pages stayed dirty until the test's sync).
+set -euo pipefail
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+aipu_require_ko
+aipu_loaded && die "aipu is already loaded"
+
+NPAGES=64
+INTERVAL_CS=100
+HANDOVER_MS=1500
+PERIOD_MS=200
+SLACK=0.5
+EXPIRE_S=$((6 * $(time_scale)))
+HI=$(awk -v e="$EXPIRE_S" -v i="$INTERVAL_CS" -v s="$SLACK" 'BEGIN { print e + i / 100 + s }')
+KUP=/proc/sys/vm/dirty_writeback_centisecs
+EXP=/proc/sys/vm/dirty_expire_centisecs
+tol=$(jiffy_s)
+
+now_us() { echo "${EPOCHREALTIME/./}"; }
+kup() { cat "$KUP"; }
+kupdate_is_off() { [ "$(aipu_stat kupdate_off)" = 1 ]; }
+
+wb0=$(kup)
+exp0=$(<"$EXP")
+on_exit "echo $wb0 >$KUP; echo $exp0 >$EXP"
+echo "$INTERVAL_CS" >"$KUP"
+echo $((EXPIRE_S * 100)) >"$EXP"
+log "dirty_expire_centisecs $((EXPIRE_S * 100)), dirty_writeback_centisecs $INTERVAL_CS (were $exp0, $wb0)"
+
+dev=$(disk_get)
+disk_prepare "$dev"
+
+# sleep_until US: sleep until now_us reaches US (not at all if it has).
+sleep_until() {
+	sleep "$(awk -v d=$(($1 - $(now_us))) 'BEGIN { printf "%.3f\n", d > 0 ? d / 1e6 : 0 }')"
+}
+
+# round NAME TARGET MARKER MARKER_SECTOR: dirty NPAGES pages of TARGET
+# (every other page from page 2048 of a device, from page 0 of a file),
+# load aipu, check 1.-3., unload.
+round() {
+	local name=$1 target=$2 mk=$3 msec=$4 first=0 t0 t_load out ranges
+	local trace=$TEST_TMP/$name.txt plog=$TEST_TMP/$name.log frag=$TEST_TMP/$name.filefrag
+	local mid why rc=0 where=()
+	[ -b "$target" ] && first=2048
+	sync
+	blktrace_start "$dev" "$name"
+	t0=$(now_us)
+	out=$(pagetrace dirty "$target" --first-page "$first" --count "$NPAGES" --stride 2 \
+		--marker "$mk:0" --end-marker "$mk:4096" --log "$plog") ||
+		die "pagetrace dirty failed: $out"
+	log "$out"
+	insmod "$AIPU_KO" policy=aipu max_age_ms=1000 "period_ms=$PERIOD_MS" "handover_ms=$HANDOVER_MS" ||
+		die "insmod aipu.ko failed"
+	t_load=$(now_us)
+	on_exit aipu_unload
+	log "$name: loaded $(((t_load - t0) / 1000)) ms after the dirtying began"
+
+	# 1. The clock has run out (handover + a period + slack after the
+	#    load); Linux's expiry has not (1 s before it).
+	mid=$((t_load + (HANDOVER_MS + PERIOD_MS + 500) * 1000))
+	[ "$mid" -lt $((t0 + (EXPIRE_S - 1) * 1000000)) ] ||
+		die "$name: the load took too long to see the handover outlast its clock"
+	sleep_until "$mid"
+	assert_eq "0 1 $INTERVAL_CS" "$(aipu_stat kupdate_off) $(aipu_stat handover_waiting) $(kup)" \
+		"$name 1. past the clock, pages still dirty: kupdate_off 0, handover_waiting 1, dirty_writeback_centisecs $INTERVAL_CS"
+	assert_eq 0 "$(aipu_stat handover_left_ms)" "$name 1. handover_left_ms 0 past the clock"
+
+	# 2. Linux writes the pages within its own bound.
+	sleep_until "$(awk -v t="$t0" -v h="$HI" 'BEGIN { printf "%d\n", t + (h + 0.5) * 1e6 }')"
+	blktrace_stop "$trace"
+	if [ -b "$target" ]; then
+		ranges=$(page_ranges 2048 "$NPAGES" 2)
+	elif filefrag -v "$target" >"$frag" && ranges=$(blkevents sectors --filefrag "$frag" 2>&1); then
+		where=(--filefrag "$frag")
+	else
+		ranges=""
+	fi
+	if [ -z "$ranges" ]; then
+		fail "$name 2. Linux wrote them: no blocks allocated (never written back?)"
+	else
+		why=$(pagetrace window --trace "$trace" --log "$plog" --marker-sector "$msec" \
+			--end-marker-sector $((msec + 8)) --lo 0 --hi "$HI" --tolerance "$tol" \
+			"${where[@]}") || rc=$?
+		if [ "$rc" -eq 0 ]; then pass "$name 2. Linux wrote them: $why"; else
+			fail "$name 2. Linux wrote them: $why"
+			blkevents writes --trace "$trace" --marker-sector "$msec" --sectors "$ranges" --actions QD |
+				head -n 10 | sed 's/^/#   t0+/'
+		fi
+	fi
+
+	# 3. Then the handover ends.
+	wait_until 5 kupdate_is_off ||
+		fail "$name 3. kupdate_off still 0 5 s after Linux wrote the pages"
+	assert_eq "1 0 0" "$(aipu_stat kupdate_off) $(aipu_stat handover_waiting) $(kup)" \
+		"$name 3. the handover ended: kupdate_off 1, handover_waiting 0, dirty_writeback_centisecs 0"
+	aipu_dump
+	aipu_unload || die "rmmod aipu failed"
+	assert_eq "$INTERVAL_CS" "$(kup)" "$name: rmmod gave dirty_writeback_centisecs back"
+}
+
+# The raw device: markers at sectors 0 and 8, pages from sector 16384.
+round raw "$dev" "$dev" 0
+
+# A new file on ext4 (blocks chosen at writeback: filefrag tells after);
+# the markers go to a small file written and synced first.
+fs_make ext4 "$dev"
+mk=$AIPU_MNT/marker
+dd if=/dev/zero of="$mk" bs=4096 count=2 status=none
+sync
+msec=$(blkevents sectors --file "$mk" | cut -d- -f1)
+[[ $msec =~ ^[0-9]+$ ]] || die "cannot find the marker file's sectors"
+round ext4 "$AIPU_MNT/data" "$mk" "$msec"
