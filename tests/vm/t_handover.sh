@@ -6,10 +6,10 @@
 # writeback must stay on until it has written them, however short
 # handover_ms is, and go off after.
 #
-# Linux's periodic writeback is set to expire 6 s (times AIPU_TIME_SCALE),
+# Linux's periodic writeback is set to expire 8 s (times AIPU_TIME_SCALE),
 # interval 1 s. 64 non-adjacent pages are dirtied (pagetrace.py times each
 # from a marker write), then aipu is loaded with handover_ms=1500, a
-# quarter of that expiry. Checked, in two rounds (the raw null_blk device,
+# fifth of that expiry. Checked, in two rounds (the raw null_blk device,
 # whose inode aipu finds on the block devices' super block, and a file on
 # ext4, found on its device's writeback lists):
 #   1. once the clock has surely run out, and before Linux can have
@@ -33,7 +33,7 @@ INTERVAL_CS=100
 HANDOVER_MS=1500
 PERIOD_MS=200
 SLACK=0.5
-EXPIRE_S=$((6 * $(time_scale)))
+EXPIRE_S=$((8 * $(time_scale)))
 HI=$(awk -v e="$EXPIRE_S" -v i="$INTERVAL_CS" -v s="$SLACK" 'BEGIN { print e + i / 100 + s }')
 KUP=/proc/sys/vm/dirty_writeback_centisecs
 EXP=/proc/sys/vm/dirty_expire_centisecs
@@ -55,7 +55,7 @@ disk_prepare "$dev"
 
 # sleep_until US: sleep until now_us reaches US (not at all if it has).
 sleep_until() {
-	sleep "$(awk -v d=$(($1 - $(now_us))) 'BEGIN { printf "%.3f\n", d > 0 ? d / 1e6 : 0 }')"
+	sleep "$(awk -v d=$(($1 - $(now_us))) 'BEGIN { printf "%.3f\n", (d > 0 ? d / 1e6 : 0) }')"
 }
 
 # round NAME TARGET MARKER MARKER_SECTOR: dirty NPAGES pages of TARGET
@@ -90,7 +90,7 @@ round() {
 	assert_eq 0 "$(aipu_stat handover_left_ms)" "$name 1. handover_left_ms 0 past the clock"
 
 	# 2. Linux writes the pages within its own bound.
-	sleep_until "$(awk -v t="$t0" -v h="$HI" 'BEGIN { printf "%d\n", t + (h + 0.5) * 1e6 }')"
+	sleep_until "$(awk -v t="$t0" -v h="$HI" 'BEGIN { printf "%.0f\n", t + (h + 0.5) * 1e6 }')"
 	blktrace_stop "$trace"
 	if [ -b "$target" ]; then
 		ranges=$(page_ranges 2048 "$NPAGES" 2)
