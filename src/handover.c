@@ -20,8 +20,8 @@
  * group shows once that group is written): the tails tell.  The contexts
  * are reached from every super block's backing device, the super blocks
  * through every registered file system type (iterate_supers() is not
- * exported); a raw block device's inode, on a super block with no backing
- * device, is looked at itself.
+ * exported); a raw block device's inode, on the block devices' own super
+ * block (no backing device, no registered type), is looked at itself.
  *
  * The look takes each super block's s_umount shared, so it is a work item
  * of its own: an umount stuck on a dead device delays the end of the
@@ -87,9 +87,15 @@ static void look_bdi(struct look *l, struct backing_dev_info *bdi)
 	rcu_read_unlock();
 }
 
-/* One inode a block device: a few dozen, not a file system's millions. */
-static void look_bdev_inodes(struct look *l, struct super_block *sb)
+/*
+ * One inode a block device: a few dozen, not a file system's millions.  The
+ * block devices' super block is never unmounted, and its file system type
+ * is not registered (not in /proc/filesystems): it is walked on its own, as
+ * sync_bdevs() does.
+ */
+static void look_bdev_inodes(struct look *l)
 {
+	struct super_block *sb = blockdev_superblock;
 	struct inode *inode;
 
 	spin_lock(&sb->s_inode_list_lock);
@@ -103,9 +109,7 @@ static void look_sb(struct super_block *sb, void *arg)
 {
 	struct look *l = arg;
 
-	if (sb == blockdev_superblock)
-		look_bdev_inodes(l, sb);
-	else if (sb->s_bdi && sb->s_bdi != &noop_backing_dev_info)
+	if (sb->s_bdi && sb->s_bdi != &noop_backing_dev_info)
 		look_bdi(l, sb->s_bdi);
 }
 
@@ -150,6 +154,7 @@ static bool look_all(struct look *l)
 			look_type(l, line);
 	}
 	kfree(buf);
+	look_bdev_inodes(l);
 	return n > 0;
 }
 
