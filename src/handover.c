@@ -175,16 +175,17 @@ static void look_fn(struct work_struct *w)
 
 /*
  * Process context.  Whether Linux still holds an inode dirtied at or before
- * @mark, as far as the last look knew; true until a look that began after
- * @mark says otherwise, and while true another look is asked for (at once
- * if none began after @mark, else a second after the last).
+ * @mark, as far as the last look knew; true until a look begun after @mark's
+ * jiffy says otherwise, and while true another look is asked for (at once
+ * if none began after @mark, else in a second).
  */
 bool aipu_handover_holds(unsigned long mark)
 {
 	bool stale, holds;
 
 	spin_lock(&answer_lock);
-	stale = !answered || time_before(answer_at, mark);
+	/* A look begun in @mark's own jiffy may have passed a later dirtying. */
+	stale = !answered || !time_after(answer_at, mark);
 	holds = stale || (answer.found && !time_after(answer.oldest, mark));
 	spin_unlock(&answer_lock);
 	if (holds)
