@@ -410,6 +410,17 @@ blktrace_kill() {
 # -------------------------------------------------------------------- I/O
 # blkevents ARGS...: tests/vm/blkevents.py (timing questions about a trace).
 blkevents() { python3 "$TESTS_DIR/blkevents.py" "$@"; }
+# marker_sector FILE PAGES: write PAGES zero pages to FILE and sync, so that
+# its blocks are fixed before a test's marker writes go to them; print its
+# first sector (status 1 if it cannot be found).
+marker_sector() {
+	local sec
+	dd if=/dev/zero of="$1" bs=4096 count="$2" status=none
+	sync
+	sec=$(blkevents sectors --file "$1" | cut -d- -f1)
+	[[ $sec =~ ^[0-9]+$ ]] || return 1
+	echo "$sec"
+}
 # pagetrace ARGS...: tests/vm/pagetrace.py (per-page dirtying and write times).
 pagetrace() { python3 "$TESTS_DIR/pagetrace.py" "$@"; }
 # dirty_pages ARGS...: tests/vm/dirty.py (markers + fast buffered writes).

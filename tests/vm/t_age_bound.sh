@@ -69,10 +69,7 @@ assert_ge "$(($(aipu_stat pages_written) - written0))" "$NPAGES" "stat pages_wri
 #    small file written and synced beforehand, so its blocks are fixed.
 fs_make ext4 "$dev"
 mk=$AIPU_MNT/marker
-dd if=/dev/zero of="$mk" bs=4096 count=2 status=none
-sync
-msec=$(blkevents sectors --file "$mk" | cut -d- -f1)
-[[ $msec =~ ^[0-9]+$ ]] || die "cannot find the marker file's sectors"
+msec=$(marker_sector "$mk" 2) || die "cannot find the marker file's sectors"
 log "marker file at sectors $msec (+8 for the end marker)"
 sync
 trace=$TEST_TMP/ext4.txt

@@ -133,8 +133,5 @@ round raw "$dev" "$dev" 0
 # the markers go to a small file written and synced first.
 fs_make ext4 "$dev"
 mk=$AIPU_MNT/marker
-dd if=/dev/zero of="$mk" bs=4096 count=2 status=none
-sync
-msec=$(blkevents sectors --file "$mk" | cut -d- -f1)
-[[ $msec =~ ^[0-9]+$ ]] || die "cannot find the marker file's sectors"
+msec=$(marker_sector "$mk" 2) || die "cannot find the marker file's sectors"
 round ext4 "$AIPU_MNT/data" "$mk" "$msec"

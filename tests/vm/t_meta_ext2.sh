@@ -20,11 +20,8 @@ tol=$(jiffy_s)
 fs_make ext2 "$dev"
 mk=$AIPU_MNT/marker
 f=$AIPU_MNT/file
-dd if=/dev/zero of="$mk" bs=4096 count=1 status=none
 echo data >"$f"
-sync
-msec=$(blkevents sectors --file "$mk" | cut -d- -f1)
-[[ $msec =~ ^[0-9]+$ ]] || die "cannot find the marker file's sectors"
+msec=$(marker_sector "$mk" 1) || die "cannot find the marker file's sectors"
 ino=$(stat -c %i "$f")
 # "Inode 12 is part of block group 0\n\tlocated at block 37, offset 0x0b00"
 blk=$(debugfs -R "imap <$ino>" "$dev" 2>/dev/null | sed -n 's/.*located at block \([0-9]*\),.*/\1/p')
