@@ -68,7 +68,8 @@ sleep_until() {
 round() {
 	local name=$1 target=$2 mk=$3 msec=$4 first=0 t0 t_load out ranges
 	local trace=$TEST_TMP/$name.txt plog=$TEST_TMP/$name.log frag=$TEST_TMP/$name.filefrag
-	local mid why rc=0 where=()
+	local mid why rc=0 where=() left stats
+	stats=/sys/kernel/debug/bdi/$(disk_majmin "$dev")/stats
 	[ -b "$target" ] && first=2048
 	sync
 	blktrace_start "$dev" "$name"
@@ -116,9 +117,13 @@ round() {
 		fi
 	fi
 
-	# 3. Then the handover ends.
+	# 3. Then the handover ends; on the raw device, only once Linux has no
+	#    dirty page of it left (ext4's journal may dirty its own meanwhile).
 	wait_until 5 kupdate_is_off ||
 		fail "$name 3. kupdate_off still 0 5 s after Linux wrote the pages"
+	left=$(awk '$1 == "BdiReclaimable:" { print $2 }' "$stats")
+	log "$name: handover over by t0+$((($(now_us) - t0) / 1000)) ms; the device's bdi: $(tr -s ' \n' ' ' <"$stats")"
+	[ ! -b "$target" ] || assert_eq 0 "$left" "$name 3. no dirty page of the device left (BdiReclaimable kB)"
 	assert_eq "1 0 0" "$(aipu_stat kupdate_off) $(aipu_stat handover_waiting) $(kup)" \
 		"$name 3. the handover ended: kupdate_off 1, handover_waiting 0, dirty_writeback_centisecs 0"
 	aipu_dump
