@@ -202,6 +202,7 @@ bool aipu_handover_waiting(void);
 /* proc.c */
 struct file;
 struct file *aipu_proc_open(const char *path, int flags);
+ssize_t aipu_proc_read(const char *path, char *buf, size_t size);
 
 /* handover.c */
 bool aipu_handover_holds(unsigned long mark);

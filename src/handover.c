@@ -132,27 +132,16 @@ static void look_type(struct look *l, char *line)
 static bool look_all(struct look *l)
 {
 	char *buf, *p, *line;
-	struct file *f;
-	loff_t pos = 0;
 	ssize_t n;
 
 	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
 	if (!buf)
 		return false;
-	f = aipu_proc_open(FILESYSTEMS, O_RDONLY);
-	if (IS_ERR(f)) {
-		kfree(buf);
-		return false;
-	}
 	/* A page holds some 300 types; a longer list loses its tail. */
-	n = kernel_read(f, buf, PAGE_SIZE - 1, &pos);
-	filp_close(f, NULL);
-	if (n > 0) {
-		buf[n] = '\0';
-		p = buf;
-		while ((line = strsep(&p, "\n")))
-			look_type(l, line);
-	}
+	n = aipu_proc_read(FILESYSTEMS, buf, PAGE_SIZE);
+	p = buf;
+	while (n > 0 && (line = strsep(&p, "\n")))
+		look_type(l, line);
 	kfree(buf);
 	look_bdev_inodes(l);
 	return n > 0;

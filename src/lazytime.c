@@ -34,18 +34,9 @@ void aipu_lazytime_update(void)
 {
 	unsigned int v;
 	char buf[24];
-	loff_t pos = 0;
-	struct file *f;
-	ssize_t n;
 
-	f = aipu_proc_open(DIRTYTIME_SYSCTL, O_RDONLY);
-	if (IS_ERR(f))
+	if (aipu_proc_read(DIRTYTIME_SYSCTL, buf, sizeof(buf)) <= 0)
 		return;
-	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
-	filp_close(f, NULL);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
 	if (!kstrtouint(strim(buf), 10, &v))
 		WRITE_ONCE(expire_s, v);
 }

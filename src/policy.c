@@ -38,7 +38,7 @@
 #define KUPDATE_SYSCTL "proc/sys/vm/dirty_writeback_centisecs"
 
 /* When the probes began to see every dirtying, and the last they missed. */
-static unsigned long watched_from, untracked_at, untracked_until;
+static unsigned long watched_from, untracked_at;
 static bool untracked_seen;
 static unsigned int policy_gen = 1;	/* bumped by every switch; 0: never */
 
@@ -234,18 +234,33 @@ void aipu_policy_changed(void)
 /* Atomic context: only note the time; the flusher acts on it. */
 void aipu_policy_untracked(void)
 {
-	unsigned long now = jiffies;
+	WRITE_ONCE(untracked_at, jiffies);
+	smp_store_release(&untracked_seen, true);	/* after the time */
+}
 
-	WRITE_ONCE(untracked_at, now);
-	WRITE_ONCE(untracked_until, now + msecs_to_jiffies(AIPU_UNTRACKED_MS));
-	WRITE_ONCE(untracked_seen, true);
+/* The last untracked page's time in @at, if there was one since load. */
+static bool untracked(unsigned long *at)
+{
+	/* Pairs with aipu_policy_untracked(): the time is there if seen is. */
+	if (!smp_load_acquire(&untracked_seen))
+		return false;
+	*at = READ_ONCE(untracked_at);
+	return true;
+}
+
+/* When the untracked page's clock runs out (@now: none since load). */
+static unsigned long untracked_until(unsigned long now)
+{
+	unsigned long at;
+
+	return untracked(&at) ? at + msecs_to_jiffies(AIPU_UNTRACKED_MS) : now;
 }
 
 static bool clock_running(unsigned long now)
 {
 	return time_before(now, READ_ONCE(watched_from) +
 			   ms(&aipu_handover_ms)) ||
-	       time_before(now, READ_ONCE(untracked_until));
+	       time_before(now, untracked_until(now));
 }
 
 /*
@@ -254,10 +269,11 @@ static bool clock_running(unsigned long now)
  */
 static bool linux_holds(void)
 {
+	unsigned long at;
+
 	return (READ_ONCE(aipu_handover_ms) &&
 		aipu_handover_holds(READ_ONCE(watched_from))) ||
-	       (READ_ONCE(untracked_seen) &&
-		aipu_handover_holds(READ_ONCE(untracked_at)));
+	       (untracked(&at) && aipu_handover_holds(at));
 }
 
 /* Looked at under the clocks too, so that their end finds an answer. */
@@ -281,7 +297,7 @@ unsigned long aipu_handover_left_ms(void)
 
 	a = READ_ONCE(watched_from) +
 	    msecs_to_jiffies(READ_ONCE(aipu_handover_ms));
-	b = READ_ONCE(untracked_until);
+	b = untracked_until(now);
 	if (time_before(a, b))
 		a = b;
 	return time_before(now, a) ? jiffies_to_msecs(a - now) : 0;
@@ -340,7 +356,6 @@ bool aipu_kupdate_is_off(void)
 void aipu_policy_init(void)
 {
 	watched_from = jiffies;
-	untracked_until = watched_from;
 	aipu_kupdate_update();
 }
 

@@ -45,3 +45,19 @@ struct file *aipu_proc_open(const char *path, int flags)
 	put_task_struct(init);
 	return f;
 }
+
+/* Read @path (as above) into @buf, NUL-terminated; bytes read or -errno. */
+ssize_t aipu_proc_read(const char *path, char *buf, size_t size)
+{
+	struct file *f = aipu_proc_open(path, O_RDONLY);
+	loff_t pos = 0;
+	ssize_t n;
+
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, buf, size - 1, &pos);
+	filp_close(f, NULL);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}

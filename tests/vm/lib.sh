@@ -90,6 +90,9 @@ if [ -z "${AIPU_LIB_ONLY:-}" ]; then
 	trap 'echo "# command failed (status $?) at ${BASH_SOURCE[0]##*/}:$LINENO: $BASH_COMMAND"' ERR
 fi
 
+# now_us: the wall clock in microseconds (bash's EPOCHREALTIME, no fork).
+now_us() { echo "${EPOCHREALTIME/./}"; }
+
 # wait_until SECONDS COMMAND...: run COMMAND every 0.1 s until it succeeds
 # (status 0) or SECONDS have passed (status 1). For waiting on an event the
 # test can observe, instead of a sleep that hopes it has happened.

@@ -43,7 +43,6 @@ KUP=/proc/sys/vm/dirty_writeback_centisecs
 EXP=/proc/sys/vm/dirty_expire_centisecs
 tol=$(jiffy_s)
 
-now_us() { echo "${EPOCHREALTIME/./}"; }
 kup() { cat "$KUP"; }
 kupdate_is_off() { [ "$(aipu_stat kupdate_off)" = 1 ]; }
 

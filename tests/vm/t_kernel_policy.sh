@@ -86,7 +86,6 @@ settings() {
 	stat_read
 	assert_eq "$2 $3" "${S[kupdate_off]:-?} $(kup)" "$1: kupdate_off $2, dirty_writeback_centisecs $3"
 }
-now_us() { echo "${EPOCHREALTIME/./}"; }
 
 dev=$(disk_get)
 disk_prepare "$dev"
