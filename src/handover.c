@@ -137,10 +137,16 @@ static bool look_all(struct look *l)
 	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
 	if (!buf)
 		return false;
-	/* A page holds some 300 types; a longer list loses its tail. */
+	/*
+	 * A page holds some 300 types; a longer list loses its tail, and its
+	 * cut last line is skipped (p is NULL after a line with no newline):
+	 * get_fs_type() of a name no type has asks modprobe for a module.  A
+	 * type unregistered between the read and its lookup is asked for the
+	 * same way; that window is the look's, once a second at most.
+	 */
 	n = aipu_proc_read(FILESYSTEMS, buf, PAGE_SIZE);
 	p = buf;
-	while (n > 0 && (line = strsep(&p, "\n")))
+	while (n > 0 && (line = strsep(&p, "\n")) && p)
 		look_type(l, line);
 	kfree(buf);
 	look_bdev_inodes(l);
