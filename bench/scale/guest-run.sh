@@ -14,7 +14,7 @@
 # bench/results/<date>-<kver>-guest-scale[-quick]/.
 #
 #   bench/scale/guest-run.sh [--quick] [--kernel KVER]... [--trials N]
-#                            [--tree-trials N] [--mib M] [--phases "calib random tree two"]
+#                            [--tree-trials N] [--mib M] [--phases "calib random tree two look"]
 #                            [--memory 6G] [--out DIR]
 #
 # --kernel: default the newest installed 6.1 (not -rt) with a built

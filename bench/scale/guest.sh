@@ -6,7 +6,7 @@
 # runs this in it; it is not meant for a host (it formats $AIPU_DISK).
 #
 #   bench/scale/guest.sh --tar FILE [--quick] [--trials N] [--mib M]
-#                        [--tree-trials N] [--phases "calib random tree two"]
+#                        [--tree-trials N] [--phases "calib random tree two look"]
 #
 # Rows: none (aipu not loaded) and aipu (loaded with policy=kernel and
 # max_age_ms=3600000: it timestamps and tracks every page and writes none,
@@ -46,6 +46,16 @@
 #           time minus each page's dirty time (blktrace), under aipu
 #           (policy aipu) and under Linux's own writeback (aipu loaded with
 #           policy kernel), both with a 3-s expiry and a 1-s period.
+#   look    (not by default) the handover's look (src/handover.c), once a
+#           second while Linux holds data dirtied before the load, against
+#           what it walks: LOOK_ROWS (default "1:0 100:0 1000:0 1000:100")
+#           of L:M, L loop devices (block devices: their inodes are walked
+#           one by one) of which M carry a mounted ext2 (super blocks and
+#           their writeback contexts). One page of the first loop device is
+#           dirtied before insmod (dirty_expire_centisecs 3000, so Linux
+#           holds it for the whole row), aipu is loaded with handover_ms
+#           1000, and function_graph times look_fn for LOOK_SECONDS (8):
+#           look/<L>-<M>.trace, and each look's time in results.txt.
 #
 # The dirty limits are raised (dirty_bytes 32 GiB, dirty_background_bytes
 # 16 GiB, the disk's bdi min_ratio 50) and Linux's periodic writeback is
@@ -478,6 +488,80 @@ fgraph_probe() { # OUTDIR
 	echo "guest.sh: probe by callee: $(head -n 4 "$1/fgraph-2.txt" | tail -n 1)"
 }
 
+# -------------------------------------------------------------------- look
+look_loops=()
+# look_grow L M: L loop devices attached (sparse 4-MiB files in a tmpfs),
+# the 2nd to the (M+1)th with an ext2 mounted; the first is never mounted.
+look_grow() {
+	local i img dev
+	for ((i = ${#look_loops[@]}; i < $1; i++)); do
+		img=/tmp/look-img/$i
+		truncate -s 4M "$img"
+		dev=$(losetup -f --show "$img") || die "losetup of loop device $i failed"
+		look_loops+=("$dev")
+	done
+	for ((i = 1; i <= $2 && i < $1; i++)); do
+		mountpoint -q "/tmp/look-mnt/$i" && continue
+		mkdir -p "/tmp/look-mnt/$i"
+		mkfs.ext2 -q -F "${look_loops[$i]}" >/dev/null || die "mkfs.ext2 ${look_loops[$i]} failed"
+		mount -t ext2 "${look_loops[$i]}" "/tmp/look-mnt/$i" || die "mount ${look_loops[$i]} failed"
+	done
+}
+# look_row L M: the looks' times with L loop devices, M of them mounted.
+look_row() {
+	local T=/sys/kernel/tracing row=$1-$2 f times n
+	look_grow "$1" "$2"
+	f=$out/look/$row.trace
+	sync
+	echo 3000 >/proc/sys/vm/dirty_expire_centisecs
+	# The page Linux holds: written with no sync, before the load.
+	dd if=/dev/urandom of="${look_loops[0]}" bs=4k count=1 conv=notrunc status=none
+	load_aipu policy=aipu handover_ms=1000
+	echo 0 >"$T/tracing_on"
+	echo 'look_fn:mod:aipu' >"$T/set_graph_function" || die "look_fn is not traceable"
+	echo 1 >"$T/max_graph_depth"
+	echo function_graph >"$T/current_tracer"
+	echo 0 >"$T/options/funcgraph-irqs"
+	: >"$T/trace"
+	echo 1 >"$T/tracing_on"
+	sleep "${LOOK_SECONDS:-8}"
+	echo 0 >"$T/tracing_on"
+	cp "$T/trace" "$f"
+	rec look "$row" 1 handover_waiting "$(stat_of /sys/kernel/aipu/stat handover_waiting)"
+	echo 1 >"$T/options/funcgraph-irqs"
+	echo nop >"$T/current_tracer"
+	: >"$T/set_graph_function"
+	# "1)  # 1234.567 us  |  look_fn [aipu]();", or a "}" line if the look
+	# slept: only look_fn is traced, so every duration is a look's.
+	times=$(awk '!/^#/ { for (i = 1; i < NF; i++) if ($(i + 1) == "us") print $i }' "$f")
+	n=$(wc -w <<<"$times")
+	rec look "$row" 1 looks "$n"
+	for t in $times; do rec look "$row" 1 look_us "$t"; done
+	rec look "$row" 1 block_devices "$(find /sys/block -mindepth 1 -maxdepth 1 | wc -l)"
+	rec look "$row" 1 mounts "$(wc -l </proc/self/mountinfo)"
+	sync
+	unload_aipu
+	echo "guest.sh: look $row: $n looks, $(tr '\n' ' ' <<<"$times")us"
+}
+look_phase() {
+	local T=/sys/kernel/tracing r expire
+	if ! mountpoint -q "$T" && ! mount -t tracefs none "$T"; then
+		die "no tracefs at $T: the look phase needs function_graph"
+	fi
+	modprobe loop 2>/dev/null || true
+	mkdir -p "$out/look" /tmp/look-img /tmp/look-mnt
+	mountpoint -q /tmp/look-img || mount -t tmpfs -o size=2G tmpfs /tmp/look-img
+	expire=$(cat /proc/sys/vm/dirty_expire_centisecs)
+	for r in ${LOOK_ROWS:-1:0 100:0 1000:0 1000:100}; do
+		[[ $r =~ ^[1-9][0-9]*:[0-9]+$ ]] || die "LOOK_ROWS: '$r' is not L:M (loop devices:mounted)"
+		look_row "${r%%:*}" "${r##*:}"
+	done
+	echo "$expire" >/proc/sys/vm/dirty_expire_centisecs
+	umount /tmp/look-mnt/* 2>/dev/null || true
+	losetup -D
+	umount /tmp/look-img
+}
+
 # -------------------------------------------------------------------- main
 start=$(date +%s)
 if [[ " $phases " == *" calib "* ]]; then
@@ -541,6 +625,9 @@ if [[ " $phases " == *" profile "* ]]; then
 		echo "guest.sh: profile $row: $(grep '^writes' "$out/profile/$row.out")"
 	done
 	fgraph_probe "$out/profile"
+fi
+if [[ " $phases " == *" look "* ]]; then
+	look_phase
 fi
 if [[ " $phases " == *" tree "* ]]; then
 	[ -f "$tar_src" ] || die "--tar $tar_src: no such file (bench/scale/guest-run.sh makes it)."
