@@ -48,13 +48,13 @@
 #           policy kernel), both with a 3-s expiry and a 1-s period.
 #   look    (not by default) the handover's look (src/handover.c), once a
 #           second while Linux holds data dirtied before the load, against
-#           what it walks: LOOK_ROWS (default "1:0 100:0 1000:0 1000:100")
+#           what it walks: AIPU_LOOK_ROWS (default "1:0 100:0 1000:0 1000:100")
 #           of L:M, L loop devices (block devices: their inodes are walked
 #           one by one) of which M carry a mounted ext2 (super blocks and
 #           their writeback contexts). One page of the first loop device is
 #           dirtied before insmod (dirty_expire_centisecs 3000, so Linux
 #           holds it for the whole row), aipu is loaded with handover_ms
-#           1000, and function_graph times look_fn for LOOK_SECONDS (8):
+#           1000, and function_graph times look_fn for AIPU_LOOK_SECONDS (20):
 #           look/<L>-<M>.trace, and each look's time in results.txt.
 #
 # The dirty limits are raised (dirty_bytes 32 GiB, dirty_background_bytes
@@ -507,6 +507,15 @@ look_grow() {
 		mount -t ext2 "${look_loops[$i]}" "/tmp/look-mnt/$i" || die "mount ${look_loops[$i]} failed"
 	done
 }
+# look_bdi ROW WHEN: the first loop device's dirty inodes (its bdi's
+# b_dirty, b_io and b_more_io) and the machine's Dirty kB: what Linux holds.
+look_bdi() {
+	local st
+	st=/sys/kernel/debug/bdi/$(disk_majmin "${look_loops[0]}")/stats
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug || true
+	rec look "$1" 1 "$2_loop_dirty_inodes" "$(awk '$1 ~ /^b_(dirty|io|more_io):$/ { n += $2 } END { print n + 0 }' "$st" 2>/dev/null || echo -1)"
+	rec look "$1" 1 "$2_dirty_kb" "$(awk '/^Dirty:/ { print $2 }' /proc/meminfo)"
+}
 # look_row L M: the looks' times with L loop devices, M of them mounted.
 look_row() {
 	local T=/sys/kernel/tracing row=$1-$2 f times n
@@ -514,19 +523,27 @@ look_row() {
 	f=$out/look/$row.trace
 	sync
 	echo 3000 >/proc/sys/vm/dirty_expire_centisecs
-	# The page Linux holds: written with no sync, before the load.
+	# The page Linux holds: written with no sync, before the load, the
+	# device held open (its last close would write it), with a share of
+	# the dirty limit reserved (else a device with no write history is over
+	# its background threshold at once: environment.md).
+	echo 10 >"/sys/class/bdi/$(disk_majmin "${look_loops[0]}")/min_ratio"
+	exec 7<>"${look_loops[0]}"
 	dd if=/dev/urandom of="${look_loops[0]}" bs=4k count=1 conv=notrunc status=none
+	look_bdi "$row" before
 	load_aipu policy=aipu handover_ms=1000
 	echo 0 >"$T/tracing_on"
-	echo 'look_fn:mod:aipu' >"$T/set_graph_function" || die "look_fn is not traceable"
+	echo look_fn >"$T/set_graph_function" ||
+		die "look_fn is not traceable: $(grep -c '\[aipu\]' "$T/available_filter_functions") of aipu's functions are, $(grep -w look_fn "$T/available_filter_functions" || echo 'not look_fn')"
 	echo 1 >"$T/max_graph_depth"
 	echo function_graph >"$T/current_tracer"
 	echo 0 >"$T/options/funcgraph-irqs"
 	: >"$T/trace"
 	echo 1 >"$T/tracing_on"
-	sleep "${LOOK_SECONDS:-8}"
+	sleep "${AIPU_LOOK_SECONDS:-20}"
 	echo 0 >"$T/tracing_on"
 	cp "$T/trace" "$f"
+	look_bdi "$row" after
 	rec look "$row" 1 handover_waiting "$(stat_of /sys/kernel/aipu/stat handover_waiting)"
 	echo 1 >"$T/options/funcgraph-irqs"
 	echo nop >"$T/current_tracer"
@@ -539,6 +556,7 @@ look_row() {
 	for t in $times; do rec look "$row" 1 look_us "$t"; done
 	rec look "$row" 1 block_devices "$(find /sys/block -mindepth 1 -maxdepth 1 | wc -l)"
 	rec look "$row" 1 mounts "$(wc -l </proc/self/mountinfo)"
+	exec 7>&-
 	sync
 	unload_aipu
 	echo "guest.sh: look $row: $n looks, $(tr '\n' ' ' <<<"$times")us"
@@ -552,8 +570,8 @@ look_phase() {
 	mkdir -p "$out/look" /tmp/look-img /tmp/look-mnt
 	mountpoint -q /tmp/look-img || mount -t tmpfs -o size=2G tmpfs /tmp/look-img
 	expire=$(cat /proc/sys/vm/dirty_expire_centisecs)
-	for r in ${LOOK_ROWS:-1:0 100:0 1000:0 1000:100}; do
-		[[ $r =~ ^[1-9][0-9]*:[0-9]+$ ]] || die "LOOK_ROWS: '$r' is not L:M (loop devices:mounted)"
+	for r in ${AIPU_LOOK_ROWS:-1:0 100:0 1000:0 1000:100}; do
+		[[ $r =~ ^[1-9][0-9]*:[0-9]+$ ]] || die "AIPU_LOOK_ROWS: '$r' is not L:M (loop devices:mounted)"
 		look_row "${r%%:*}" "${r##*:}"
 	done
 	echo "$expire" >/proc/sys/vm/dirty_expire_centisecs

@@ -388,16 +388,17 @@ def look_section(gdir, md, summary):
     md.append("")
     md.append(
         "One page of a loop device dirtied before `insmod` (Linux's expiry 30 s, so Linux "
-        "holds it throughout), aipu loaded with `policy=aipu handover_ms=1000`: a look runs "
+        "holds it throughout: its dirty inodes on the loop device's bdi before the load and "
+        "after the row), aipu loaded with `policy=aipu handover_ms=1000`: a look runs "
         "once a second. Each look timed by ftrace's function_graph tracer (look_fn, depth "
         "1). Emulated time under TCG, including any wait for a super block's s_umount."
     )
     md.append("")
     md.append(
         "| loop devices | of them mounted (ext2) | block devices | mounts | looks "
-        "| median µs | p99 µs | max µs | handover_waiting |"
+        "| median µs | p99 µs | max µs | handover_waiting | Linux's dirty inodes before / after |"
     )
-    md.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    md.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
     def key(name):
         a, _, b = name.partition("-")
@@ -411,7 +412,8 @@ def look_section(gdir, md, summary):
         md.append(
             f"| {loops} | {mounted} | {r.get('block_devices', '-')} | {r.get('mounts', '-')} "
             f"| {len(r['look_us'])} | {fmt(st and st['median'], 1)} | {fmt(st and st['p99'], 1)} "
-            f"| {fmt(st and st['max'], 1)} | {r.get('handover_waiting', '-')} |"
+            f"| {fmt(st and st['max'], 1)} | {r.get('handover_waiting', '-')} "
+            f"| {r.get('before_loop_dirty_inodes', '-')} / {r.get('after_loop_dirty_inodes', '-')} |"
         )
         out[name] = {"look_us": st, **{k: v for k, v in r.items() if k != "look_us"}}
     summary["look"] = out
