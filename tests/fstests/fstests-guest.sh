@@ -27,7 +27,8 @@
 # timeout; a test check never reached has no line; klog ok, or bad when the
 # test's kernel log has a line DMESG_BAD matches), dmesg.txt (the half's
 # whole kernel log), klog-bad.txt (the bad lines, by test; "end:" after the
-# last test or at rmmod), timeouts.txt, aipu-stat.txt (with aipu).
+# last test or at rmmod), timeouts.txt (timeouts-why.txt: the process killed,
+# its children and their start times), aipu-stat.txt (with aipu).
 # Exit status 0 when both halves ran to the end, whatever the results:
 # scripts/fstests.sh compares them.
 set -euo pipefail
@@ -154,6 +155,11 @@ watchdog() { # HALFDIR
 			[ "$et" -gt "$tmo" ] || continue
 			t=/$t
 			echo "${t##*/tests/}" >>"$1/timeouts.txt"
+			# What was killed, and why: timeouts-why.txt.
+			{
+				echo "$(date '+%F %T') uptime $(cut -d' ' -f1 /proc/uptime): pid $pid etimes $et $t"
+				ps -o pid=,ppid=,lstart=,etimes=,stat=,wchan:24=,args= --pid "$pid" --ppid "$pid" || true
+			} >>"$1/timeouts-why.txt" 2>&1
 			kill_tree TERM "$pid"
 			sleep 20
 			kill_tree KILL "$pid"
