@@ -420,6 +420,13 @@ def look_section(gdir, md, summary):
 
 
 def plot(dirpath, summary, delays_by_row):
+    has = [
+        summary.get(n, {}).get(m, {}).get("trials")
+        for n in ("random", "tree")
+        for m in ("cpu", "wall")
+    ]
+    if not any(has) and not delays_by_row:
+        return None  # only a look (or nothing plotted): no figure
     try:
         import matplotlib
 
