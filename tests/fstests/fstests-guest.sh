@@ -148,11 +148,15 @@ kill_tree() { # SIGNAL PID
 	for c in $(ps -o pid= --ppid "$2"); do kill_tree "$1" "$c"; done
 	kill "-$1" "$2" 2>/dev/null || true
 }
+# ps's etimes of a process started in the tick ps reads the uptime in can
+# come out negative, printed as 4,123,168,608 (2026-11-27, procps 4.0.2 on
+# 6.12): no process is older than the boot.
 watchdog() { # HALFDIR
-	local pid et t
+	local pid et t up
 	while sleep 10; do
+		up=$(cut -d. -f1 /proc/uptime)
 		while read -r pid et _ t; do
-			[ "$et" -gt "$tmo" ] || continue
+			{ [ "$et" -gt "$tmo" ] && [ "$et" -le "$up" ]; } || continue
 			t=/$t
 			echo "${t##*/tests/}" >>"$1/timeouts.txt"
 			# What was killed, and why: timeouts-why.txt.
