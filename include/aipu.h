@@ -60,6 +60,8 @@ struct aipu_dev {
 	struct aipu_ltrack tr;
 	struct list_head *slots;	/* @tr's wheel: AIPU_LTRACK_SLOTS */
 	struct aipu_stats st;		/* what @tr does not count itself */
+	/* The probes' fast path's counters: ltrack_pages_fast(). */
+	struct aipu_ldelta __percpu *fast;
 	u64 hist[AIPU_HIST_BUCKETS];	/* pages issued per flusher pass */
 	u64 age_hist[AIPU_AGE_BUCKETS];	/* pages written, by age in ms */
 	unsigned long created;		/* jiffies */
@@ -115,6 +117,11 @@ void aipu_dev_exit(void);
 /* mapping.c: a tracker as the kernel allocates it. */
 struct aipu_mapping {
 	struct aipu_ltracker t;
+	/*
+	 * The file's own lock (aipu_track_log.h): raw, as the device's, for
+	 * the probes run with interrupts off on RT too.
+	 */
+	raw_spinlock_t lock;
 	struct hlist_node node;		/* in its hash bucket, keyed by t.key */
 	struct rcu_head rcu;
 };

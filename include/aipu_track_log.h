@@ -29,8 +29,17 @@
  * Lazytime timestamps keep a list of their own (their expiry is not
  * max_age_ms).  Staging moves the oldest files whole, whatever their age;
  * max_batch is the flusher's to enforce (a batch's max_pages), and what it
- * leaves due goes back at the end of the pass.  Callers hold the device's
- * lock.
+ * leaves due goes back at the end of the pass.
+ *
+ * Two locks (docs/design.md, section 2).  The device's guards its lists
+ * (the wheel, the due, drain, retried and timestamps lists) and its
+ * counters; each file's own (aipu_ltracker_lock()) guards the file's state:
+ * its queue, its entries, where it is and at what time.  Callers of
+ * everything here but ltrack_pages_fast() hold the device's lock, and the
+ * functions take each file's inside it, one at a time.  So a file's state
+ * changes only under its own lock, and ltrack_pages_fast(), the probe's
+ * common case, needs that lock alone: CPUs dirtying different files of one
+ * device share no lock and no counter.
  */
 #ifndef AIPU_TRACK_LOG_H
 #define AIPU_TRACK_LOG_H
@@ -85,6 +94,14 @@ struct aipu_ltracker {
 	bool dead;			/* mapping evicted; free when unused */
 	bool hashed;			/* findable by aipu_ltracker_lookup() */
 };
+
+/* What ltrack_pages_fast() adds to its device's counters: the caller's. */
+struct aipu_ldelta {
+	u64 pages_dirtied;
+	long bytes, pages;		/* gauges: may go below 0 on one CPU */
+};
+
+enum { AIPU_FAST_NO, AIPU_FAST_DONE, AIPU_FAST_SHORT };
 
 struct aipu_lstats {
 	u64 pages_dirtied;	/* clean -> dirty transitions seen */
@@ -165,6 +182,9 @@ void aipu_ltracker_free(struct aipu_ltracker *t);
 struct aipu_ltracker *aipu_ltracker_lookup(const void *key);
 int aipu_ltracker_insert(struct aipu_ltracker *t);
 void aipu_ltracker_remove(struct aipu_ltracker *t);
+/* @t's own lock: a spinning lock, taken with interrupts off. */
+void aipu_ltracker_lock(struct aipu_ltracker *t);
+void aipu_ltracker_unlock(struct aipu_ltracker *t);
 
 void ltrack_init(struct aipu_ltrack *tr, struct list_head *slots,
 		 unsigned long width, unsigned long now);
@@ -172,6 +192,9 @@ struct aipu_ltracker *ltrack_get(struct aipu_ltrack *tr, const void *key,
 				 void *host);
 void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		  pgoff_t start, unsigned long nr, unsigned long time);
+int ltrack_pages_fast(struct aipu_ltracker *t, pgoff_t start,
+		      unsigned long nr, unsigned long time,
+		      struct aipu_ldelta *dl);
 void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		  unsigned long time);
 void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
@@ -219,10 +242,15 @@ static inline bool ltrack_next_staged(struct aipu_ltrack *tr)
 	return t && t->staged;
 }
 
-/* The flusher keeps @t allocated (not its mapping) until ltrack_put(). */
+/*
+ * The flusher keeps @t allocated (not its mapping) until ltrack_put().
+ * The device's lock held.
+ */
 static inline void ltrack_hold(struct aipu_ltracker *t)
 {
+	aipu_ltracker_lock(t);
 	t->users++;
+	aipu_ltracker_unlock(t);
 }
 
 bool ltrack_kill(struct aipu_ltrack *tr, struct aipu_ltracker *t,

@@ -62,6 +62,15 @@ static struct aipu_dev *dev_find(struct backing_dev_info *bdi)
  * would make it a 32-KiB (order-3) allocation, which GFP_NOWAIT often
  * cannot have.
  */
+static void dev_kfree(struct aipu_dev *d)
+{
+	if (d) {
+		free_percpu(d->fast);
+		kfree(d->slots);
+	}
+	kfree(d);
+}
+
 static struct aipu_dev *dev_alloc(gfp_t gfp)
 {
 	struct aipu_dev *d = kzalloc(sizeof(*d), gfp);
@@ -69,18 +78,12 @@ static struct aipu_dev *dev_alloc(gfp_t gfp)
 	if (!d)
 		return NULL;
 	d->slots = kcalloc(AIPU_LTRACK_SLOTS, sizeof(*d->slots), gfp);
-	if (!d->slots) {
-		kfree(d);
+	d->fast = alloc_percpu_gfp(struct aipu_ldelta, gfp);
+	if (!d->slots || !d->fast) {
+		dev_kfree(d);
 		return NULL;
 	}
 	return d;
-}
-
-static void dev_kfree(struct aipu_dev *d)
-{
-	if (d)
-		kfree(d->slots);
-	kfree(d);
 }
 
 static void dev_init(struct aipu_dev *d, struct backing_dev_info *bdi)
@@ -206,18 +209,30 @@ static void stats_add(struct aipu_stats *sum, const struct aipu_stats *s)
 
 /*
  * @d's counters as stat names them (its lock held): the flusher's and the
- * probes' own in @d->st, the queue's in @d->tr.st.  runs_tracked counts
- * the log's entry slots (8 bytes each), the nearest thing to a run.
+ * probes' own in @d->st, the queue's in @d->tr.st and the probes' fast
+ * path's in @d->fast, per CPU (a CPU's share of a gauge goes below 0 when
+ * the flusher takes what it counted; read while probes run, the sum is as
+ * exact as a percpu_counter's).  runs_tracked counts the log's entry slots
+ * (8 bytes each), the nearest thing to a run.
  */
 static void dev_stats(struct aipu_dev *d, struct aipu_stats *s)
 {
 	const struct aipu_lstats *q = &d->tr.st;
+	long bytes = q->bytes, pages = q->pages;
+	const struct aipu_ldelta *f;
+	int cpu;
 
 	*s = d->st;
 	s->pages_dirtied += q->pages_dirtied;
+	for_each_possible_cpu(cpu) {
+		f = per_cpu_ptr(d->fast, cpu);
+		s->pages_dirtied += READ_ONCE(f->pages_dirtied);
+		bytes += READ_ONCE(f->bytes);
+		pages += READ_ONCE(f->pages);
+	}
 	s->entries_scanned += q->entries_scanned;
-	s->pages_tracked = q->pages;
-	s->runs_tracked = q->bytes / sizeof(u64);
+	s->pages_tracked = max(pages, 0L);
+	s->runs_tracked = max(bytes, 0L) / sizeof(u64);
 	s->trackers = q->trackers;
 	s->fallbacks += q->fallbacks;
 	s->pages_deferred += q->pages_deferred;

@@ -62,17 +62,86 @@ void aipu_hook_stats(struct aipu_stats *st)
 }
 
 /*
+ * The common case under the file's lock alone: a page of a file already
+ * queued, dirtied no earlier than its place (ltrack_pages_fast()).  Not a
+ * redirtied page nor one the flusher's own metadata write dirties: those
+ * need the device's lock.
+ */
+static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
+		      struct folio *folio, unsigned long nr, bool redirty,
+		      unsigned long *time)
+{
+	unsigned long unused;
+	int r;
+
+	if (!t || redirty || aipu_flusher_inherits(d, &unused))
+		return AIPU_FAST_NO;
+	*time = jiffies;
+	aipu_ltracker_lock(t);
+	r = ltrack_pages_fast(t, folio->index, nr, *time, this_cpu_ptr(d->fast));
+	aipu_ltracker_unlock(t);
+	return r;
+}
+
+/*
+ * The device's lock: a file to be queued or moved in the wheel, made, or
+ * bounded as a whole; @fast is what probe_fast() did (AIPU_FAST_SHORT: the
+ * pages are counted, and those past the log's memory need the whole-file
+ * bound at @time).
+ */
+static void probe_slow(struct aipu_dev *d, struct address_space *mapping,
+		       struct aipu_ltracker *t, struct folio *folio,
+		       unsigned long nr, bool redirty, int fast,
+		       unsigned long time)
+{
+	unsigned long flags = aipu_dev_lock(d);
+	bool inherit, gone;
+
+	t = aipu_mapping_tracker(d, mapping, t, &gone);
+	if (t) {
+		u64 fb = aipu_trace_fallbacks(d);
+
+		if (fast == AIPU_FAST_SHORT) {
+			ltrack_whole(&d->tr, t, time);
+		} else {
+			time = record_time(d, &inherit);
+			if (inherit)
+				ltrack_inherit(&d->tr, t, folio->index, nr,
+					       time);
+			else if (redirty)
+				ltrack_redirty(&d->tr, t, folio->index, nr,
+					       time);
+			else
+				ltrack_pages(&d->tr, t, folio->index, nr, time);
+		}
+		aipu_trace_fallback_since(d, fb, mapping, AIPU_FB_NO_RUN, nr);
+	} else if (fast == AIPU_FAST_SHORT) {
+		/* Evicted meanwhile: nothing left to bound. */
+	} else if (gone) {
+		d->st.pages_dirtied += nr;
+		d->st.pages_evicting += nr;
+	} else {
+		d->st.pages_dirtied += nr;
+		d->st.fallbacks++;
+		aipu_trace_fallback(d, mapping, AIPU_FB_NO_TRACKER, nr);
+		aipu_policy_untracked();
+	}
+	aipu_dev_unlock(d, flags);
+}
+
+/*
  * Under the mapping's i_pages lock, interrupts off.  Pages of different
- * files take different device locks when the files are on different
- * devices, and no lock at all to find their tracker.
+ * files take no common lock when the files are already queued (the fast
+ * path), else their device's; no lock at all to find their tracker.
  */
 static void probe_dirty_folio(void *data, struct folio *folio,
 			      struct address_space *mapping)
 {
-	unsigned long nr = folio_nr_pages(folio), flags, time;
+	unsigned long nr = folio_nr_pages(folio), time = 0;
 	struct aipu_ltracker *t;
 	struct aipu_dev *d;
-	bool inherit, gone, redirty;
+	bool redirty;
+	int fast;
 
 	/*
 	 * The flag is set and the tag not yet when a clean folio is dirtied;
@@ -89,29 +158,9 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 		untracked(nr);
 		return;
 	}
-	flags = aipu_dev_lock(d);
-	t = aipu_mapping_tracker(d, mapping, t, &gone);
-	if (t) {
-		u64 fb = aipu_trace_fallbacks(d);
-
-		time = record_time(d, &inherit);
-		if (inherit)
-			ltrack_inherit(&d->tr, t, folio->index, nr, time);
-		else if (redirty)
-			ltrack_redirty(&d->tr, t, folio->index, nr, time);
-		else
-			ltrack_pages(&d->tr, t, folio->index, nr, time);
-		aipu_trace_fallback_since(d, fb, mapping, AIPU_FB_NO_RUN, nr);
-	} else if (gone) {
-		d->st.pages_dirtied += nr;
-		d->st.pages_evicting += nr;
-	} else {
-		d->st.pages_dirtied += nr;
-		d->st.fallbacks++;
-		aipu_trace_fallback(d, mapping, AIPU_FB_NO_TRACKER, nr);
-		aipu_policy_untracked();
-	}
-	aipu_dev_unlock(d, flags);
+	fast = probe_fast(d, t, folio, nr, redirty, &time);
+	if (fast != AIPU_FAST_DONE)
+		probe_slow(d, mapping, t, folio, nr, redirty, fast, time);
 	if (aipu_policy_wants_poke())
 		aipu_flusher_poke(d);
 	else

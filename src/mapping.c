@@ -48,6 +48,22 @@ static struct aipu_mapping *to_mapping(struct aipu_ltracker *t)
 	return container_of(t, struct aipu_mapping, t);
 }
 
+/*
+ * The file's lock: inside its device's (the flusher, the probes' slow path)
+ * or alone (the probes' fast path), interrupts off either way.
+ */
+void aipu_ltracker_lock(struct aipu_ltracker *t)
+	__acquires(&to_mapping(t)->lock)
+{
+	raw_spin_lock(&to_mapping(t)->lock);
+}
+
+void aipu_ltracker_unlock(struct aipu_ltracker *t)
+	__releases(&to_mapping(t)->lock)
+{
+	raw_spin_unlock(&to_mapping(t)->lock);
+}
+
 struct aipu_dev *aipu_tracker_dev(struct aipu_ltracker *t)
 {
 	return container_of(t->tr, struct aipu_dev, tr);

@@ -171,7 +171,10 @@ struct aipu_ltracker *aipu_ltracker_alloc(void)
 {
 	struct aipu_mapping *m = reserve_alloc(&reserves[TRACKER]);
 
-	return m ? &m->t : NULL;
+	if (!m)
+		return NULL;
+	raw_spin_lock_init(&m->lock);
+	return &m->t;
 }
 
 static void tracker_free_rcu(struct rcu_head *head)

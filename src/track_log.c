@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * aipu: a device's queue built from logs.  See include/aipu_track_log.h;
- * every function here runs under the lock of the device whose queue @tr is,
- * and never sleeps.
+ * every function here but ltrack_pages_fast() runs under the lock of the
+ * device whose queue @tr is, takes the lock of each file it changes (one at
+ * a time, inside the device's), and never sleeps.
  */
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
@@ -55,7 +56,10 @@ struct aipu_ltracker *ltrack_get(struct aipu_ltrack *tr, const void *key,
 		aipu_ltracker_free(t);
 		return NULL;
 	}
+	/* Findable from here: the fast path may be waiting for it. */
+	aipu_ltracker_lock(t);
 	t->hashed = true;
+	aipu_ltracker_unlock(t);
 	list_add_tail(&t->link, &tr->trackers);
 	tr->st.trackers++;
 	return t;
@@ -182,13 +186,21 @@ static void whole_by(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * queued means an older time is set; being written means the flusher reads
  * the file's dirty pages afterwards.
  */
-void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		  unsigned long time)
+static void whole_fallback(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			   unsigned long time)
 {
 	if (t->whole.state != AIPU_L_IDLE)
 		return;
 	tr->st.fallbacks++;
 	whole_by(tr, t, time);
+}
+
+void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		  unsigned long time)
+{
+	aipu_ltracker_lock(t);
+	whole_fallback(tr, t, time);
+	aipu_ltracker_unlock(t);
 }
 
 /*
@@ -217,8 +229,8 @@ static void whole_cover(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * older: they are written early, never late); a file past its memory cap,
  * being drained, or whose log cannot grow, is bounded so from here.
  */
-void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		  pgoff_t start, unsigned long nr, unsigned long time)
+static void pages_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			 pgoff_t start, unsigned long nr, unsigned long time)
 {
 	unsigned long done;
 
@@ -226,13 +238,13 @@ void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	if (entry_queued(&t->whole))
 		return;
 	if (t->draining || t->q.log.bytes >= AIPU_LTRACK_BYTES_MAX) {
-		ltrack_whole(tr, t, time);
+		whole_fallback(tr, t, time);
 		return;
 	}
 	done = flog_dirty(&t->q, start, nr, time);
 	account(tr, t);
 	if (done < nr)
-		ltrack_whole(tr, t, time);
+		whole_fallback(tr, t, time);
 	/*
 	 * The common case, a file already in the wheel at its oldest time:
 	 * nothing newer moves it, and the probe skips finding that time.
@@ -241,18 +253,61 @@ void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		requeue(tr, t);
 }
 
+void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		  pgoff_t start, unsigned long nr, unsigned long time)
+{
+	aipu_ltracker_lock(t);
+	pages_locked(tr, t, start, nr, time);
+	aipu_ltracker_unlock(t);
+}
+
+/*
+ * The probe's common case under @t's lock alone, not the device's, so that
+ * CPUs dirtying different files of one device share nothing: pages
+ * [start, start + nr) of a file that is queued (in the wheel at @time or
+ * earlier, or due) and tracked page by page, dirtied at @time.  Changes
+ * nothing and returns AIPU_FAST_NO when the device's queue has to change
+ * too (the file to be queued or moved earlier, or bounded as a whole):
+ * then the caller takes the device's lock and calls ltrack_pages().
+ * AIPU_FAST_SHORT: the log could not hold them all; the caller bounds the
+ * file with ltrack_whole() at @time under the device's lock.  The device's
+ * counters this changes go to @dl, the caller's (per-CPU) share of them.
+ */
+int ltrack_pages_fast(struct aipu_ltracker *t, pgoff_t start,
+		      unsigned long nr, unsigned long time,
+		      struct aipu_ldelta *dl)
+{
+	unsigned long done, pages;
+
+	if (!t->hashed || t->dead || t->draining || entry_queued(&t->whole) ||
+	    t->q.log.bytes >= AIPU_LTRACK_BYTES_MAX ||
+	    t->where == AIPU_L_NOWHERE ||
+	    (t->where == AIPU_L_WHEEL && time_before(time, t->node.time)))
+		return AIPU_FAST_NO;
+	dl->pages_dirtied += nr;
+	done = flog_dirty(&t->q, start, nr, time);
+	pages = t->q.log.pages + t->q.retry_pages + t->out_pages;
+	dl->bytes += (long)(t->q.log.bytes - t->counted_bytes);
+	dl->pages += (long)(pages - t->counted_pages);
+	t->counted_bytes = t->q.log.bytes;
+	t->counted_pages = pages;
+	return done < nr ? AIPU_FAST_SHORT : AIPU_FAST_DONE;
+}
+
 void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		 unsigned long time, bool was_clean)
 {
 	struct aipu_lentry *e = &t->meta;
 
+	aipu_ltracker_lock(t);
 	if (entry_queued(e) && was_clean)
 		e->state = AIPU_L_IDLE;	/* written by someone since: anew */
-	if (e->state != AIPU_L_IDLE)
-		return;
-	e->time = time;
-	e->state = AIPU_L_WAITING;
-	requeue(tr, t);
+	if (e->state == AIPU_L_IDLE) {
+		e->time = time;
+		e->state = AIPU_L_WAITING;
+		requeue(tr, t);
+	}
+	aipu_ltracker_unlock(t);
 }
 
 /*
@@ -269,17 +324,19 @@ void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	u64 dirtied = tr->st.pages_dirtied;
 	pgoff_t pos;
 
+	aipu_ltracker_lock(t);
 	tr->st.pages_redirtied += nr;
 	if (entry_queued(&t->whole) || t->draining)
-		ltrack_pages(tr, t, start, nr, time);
+		pages_locked(tr, t, start, nr, time);
 	else
 		for (pos = start; pos < start + nr; pos++)
 			if (!live_test(&t->q.live, pos))
-				ltrack_pages(tr, t, pos, 1, time);
+				pages_locked(tr, t, pos, 1, time);
 			else if (t->users)
 				/* maybe of the batch out; read unlocked */
 				WRITE_ONCE(t->declined, t->declined + 1);
 	tr->st.pages_dirtied = dirtied;	/* no transitions of their own */
+	aipu_ltracker_unlock(t);
 }
 
 /*
@@ -287,8 +344,8 @@ void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * something first dirtied at @time (the inode's metadata into the block
  * device's pages): they inherit that age and are due in this pass.
  */
-void ltrack_inherit(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		    pgoff_t start, unsigned long nr, unsigned long time)
+static void inherit_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			   pgoff_t start, unsigned long nr, unsigned long time)
 {
 	tr->st.pages_dirtied += nr;
 	if (entry_queued(&t->whole) || t->draining ||
@@ -305,14 +362,22 @@ void ltrack_inherit(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	make_due(tr, t, time);
 }
 
+void ltrack_inherit(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		    pgoff_t start, unsigned long nr, unsigned long time)
+{
+	aipu_ltracker_lock(t);
+	inherit_locked(tr, t, start, nr, time);
+	aipu_ltracker_unlock(t);
+}
+
 /*
  * Lazytime: the inode's timestamps alone became dirty (I_DIRTY_TIME), to be
  * written once dirtytime_expire_seconds old, as Linux's periodic writeback
  * would.  Their own list, in time order: the expiry is not max_age_ms.  A
  * dirtying that finds them clean moves them to the tail.
  */
-void ltrack_times(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		  unsigned long time, bool was_clean)
+static void times_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			 unsigned long time, bool was_clean)
 {
 	struct aipu_lentry *e = &t->times, *last;
 
@@ -336,6 +401,14 @@ void ltrack_times(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	list_add_tail(&e->lru, &tr->times);
 }
 
+void ltrack_times(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		  unsigned long time, bool was_clean)
+{
+	aipu_ltracker_lock(t);
+	times_locked(tr, t, time, was_clean);
+	aipu_ltracker_unlock(t);
+}
+
 /* The oldest timestamps dirtied at or before @cutoff, taken for writing. */
 struct aipu_lentry *ltrack_take_times(struct aipu_ltrack *tr,
 				      unsigned long cutoff)
@@ -346,14 +419,16 @@ struct aipu_lentry *ltrack_take_times(struct aipu_ltrack *tr,
 
 	if (!e || time_after(e->time, cutoff))
 		return NULL;
+	aipu_ltracker_lock(e->t);
 	list_del_init(&e->lru);
 	e->t->users++;
 	e->state = AIPU_L_ISSUING;
+	aipu_ltracker_unlock(e->t);
 	return e;
 }
 
 /* Still dirty after the flusher's try: back in time order. */
-void ltrack_requeue_times(struct aipu_ltrack *tr, struct aipu_lentry *e)
+static void requeue_times_locked(struct aipu_ltrack *tr, struct aipu_lentry *e)
 {
 	struct list_head *pos = tr->times.prev;
 
@@ -365,6 +440,13 @@ void ltrack_requeue_times(struct aipu_ltrack *tr, struct aipu_lentry *e)
 		pos = pos->prev;
 	list_add(&e->lru, pos);
 	e->state = AIPU_L_WAITING;
+}
+
+void ltrack_requeue_times(struct aipu_ltrack *tr, struct aipu_lentry *e)
+{
+	aipu_ltracker_lock(e->t);
+	requeue_times_locked(tr, e);
+	aipu_ltracker_unlock(e->t);
 }
 
 /*
@@ -410,18 +492,24 @@ bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
 		if (t->dead)
 			continue;	/* ltrack_kill() frees it */
 		left = *budget;
+		aipu_ltracker_lock(t);
 		done = drain(tr, t, &left);
+		if (done)
+			requeue(tr, t);
+		aipu_ltracker_unlock(t);
 		*budget = left;
 		if (!done)
 			return false;
-		requeue(tr, t);
 	}
 	tr->scan_cutoff = cutoff;
 	before = *budget;
 	done = wheel_due(&tr->wheel, cutoff, &due, budget);
 	tr->st.entries_scanned += before - *budget;
-	list_for_each_entry(t, &due, node.link)
+	list_for_each_entry(t, &due, node.link) {
+		aipu_ltracker_lock(t);
 		t->where = AIPU_L_DUE;
+		aipu_ltracker_unlock(t);
+	}
 	list_splice_tail(&due, &tr->due);
 	return done;
 }
@@ -456,6 +544,7 @@ unsigned long ltrack_stage(struct aipu_ltrack *tr, unsigned long now,
 			t = container_of(n, struct aipu_ltracker, node);
 			(*files)--;
 			(*budget)--;
+			aipu_ltracker_lock(t);
 			wheel_del(w, n);
 			list_add_tail(&n->link, &tr->due);
 			t->where = AIPU_L_DUE;
@@ -464,6 +553,7 @@ unsigned long ltrack_stage(struct aipu_ltrack *tr, unsigned long now,
 				  t->q.retry_pages) +
 				 (t->whole.state == AIPU_L_WAITING) +
 				 (t->meta.state == AIPU_L_WAITING);
+			aipu_ltracker_unlock(t);
 		}
 	}
 	tr->st.pages_staged += moved;
@@ -561,20 +651,68 @@ struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
 	b->again = false;
 	if (!t)
 		return NULL;
+	aipu_ltracker_lock(t);
 	if (t->staged)
 		cutoff = tr->stage_cutoff;
 	if (entry_due(&t->whole, cutoff))
 		e = &t->whole;
 	else if (entry_due(&t->meta, cutoff))
 		e = &t->meta;
-	if (!e) {
+	if (e) {
+		e->state = AIPU_L_ISSUING;
+		t->users++;
+		leave_if_done(tr, t, cutoff);
+	} else {
 		take_pages(tr, t, cutoff, b);
-		return NULL;
 	}
-	e->state = AIPU_L_ISSUING;
-	t->users++;
-	leave_if_done(tr, t, cutoff);
+	aipu_ltracker_unlock(t);
 	return e;
+}
+
+/*
+ * Taken pages [index, index + nr) of @t, first dirtied at @time or later,
+ * were written or found clean, or (@still_dirty) are to be written again at
+ * @time, in the next pass.  Nothing to do for an evicted file.  A file
+ * bounded as a whole meanwhile, or being drained, keeps them under its
+ * whole-file entry, no later than @time.
+ */
+static void done_pages_locked(struct aipu_ltrack *tr,
+			      struct aipu_ltracker *t, pgoff_t index,
+			      unsigned long nr, unsigned long time,
+			      bool still_dirty)
+{
+	unsigned long back = min(nr, t->out_pages);
+
+	t->out_pages -= back;
+	tr->out_pages -= min(back, tr->out_pages);
+	if (t->dead) {
+		account(tr, t);
+		return;
+	}
+	if (still_dirty)
+		tr->st.pages_retried += nr;
+	if (t->draining || t->whole.state != AIPU_L_IDLE) {
+		if (!t->draining)
+			flog_done(&t->q, index, nr, time, false);
+		account(tr, t);
+		if (still_dirty)
+			whole_cover(tr, t, time);
+		return;
+	}
+	if (flog_done(&t->q, index, nr, time, still_dirty))
+		whole_cover(tr, t, time);
+	account(tr, t);
+	if (flog_retried(&t->q) && list_empty(&t->retried))
+		list_add_tail(&t->retried, &tr->retried);
+}
+
+void ltrack_done_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		       pgoff_t index, unsigned long nr, unsigned long time,
+		       bool still_dirty)
+{
+	aipu_ltracker_lock(t);
+	done_pages_locked(tr, t, index, nr, time, still_dirty);
+	aipu_ltracker_unlock(t);
 }
 
 /*
@@ -609,47 +747,13 @@ void ltrack_handback(struct aipu_ltrack *tr, struct aipu_handback *h)
 {
 	unsigned int i;
 
+	aipu_ltracker_lock(h->t);
 	for (i = 0; i < h->n; i++)
-		ltrack_done_pages(tr, h->t, h->s[i].index, h->s[i].nr,
+		done_pages_locked(tr, h->t, h->s[i].index, h->s[i].nr,
 				  h->s[i].time, h->s[i].dirty);
+	aipu_ltracker_unlock(h->t);
 	h->n = 0;
 	h->pages = 0;
-}
-
-/*
- * Taken pages [index, index + nr) of @t, first dirtied at @time or later,
- * were written or found clean, or (@still_dirty) are to be written again at
- * @time, in the next pass.  Nothing to do for an evicted file.  A file
- * bounded as a whole meanwhile, or being drained, keeps them under its
- * whole-file entry, no later than @time.
- */
-void ltrack_done_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		       pgoff_t index, unsigned long nr, unsigned long time,
-		       bool still_dirty)
-{
-	unsigned long back = min(nr, t->out_pages);
-
-	t->out_pages -= back;
-	tr->out_pages -= min(back, tr->out_pages);
-	if (t->dead) {
-		account(tr, t);
-		return;
-	}
-	if (still_dirty)
-		tr->st.pages_retried += nr;
-	if (t->draining || t->whole.state != AIPU_L_IDLE) {
-		if (!t->draining)
-			flog_done(&t->q, index, nr, time, false);
-		account(tr, t);
-		if (still_dirty)
-			whole_cover(tr, t, time);
-		return;
-	}
-	if (flog_done(&t->q, index, nr, time, still_dirty))
-		whole_cover(tr, t, time);
-	account(tr, t);
-	if (flog_retried(&t->q) && list_empty(&t->retried))
-		list_add_tail(&t->retried, &tr->retried);
 }
 
 /* The embedded entry @e, being written, needs another try: next pass. */
@@ -657,19 +761,13 @@ void ltrack_requeue_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
 {
 	struct aipu_ltracker *t = e->t;
 
-	if (t->dead || e->state != AIPU_L_ISSUING)
-		return;
-	e->state = AIPU_L_RETRY;
-	if (list_empty(&t->retried))
-		list_add_tail(&t->retried, &tr->retried);
-}
-
-/* The flusher is done with @e (written, or put back). */
-void ltrack_done_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
-{
-	if (e->state == AIPU_L_ISSUING)
-		e->state = AIPU_L_IDLE;
-	ltrack_put(tr, e->t);
+	aipu_ltracker_lock(t);
+	if (!t->dead && e->state == AIPU_L_ISSUING) {
+		e->state = AIPU_L_RETRY;
+		if (list_empty(&t->retried))
+			list_add_tail(&t->retried, &tr->retried);
+	}
+	aipu_ltracker_unlock(t);
 }
 
 static void tracker_unhash(struct aipu_ltrack *tr, struct aipu_ltracker *t)
@@ -692,11 +790,14 @@ static bool finished(const struct aipu_ltracker *t)
 	       t->times.state == AIPU_L_IDLE;
 }
 
-/* A batch or entry of @t is handed back; free @t if it is finished. */
-void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t)
+/*
+ * A batch or entry of @t is handed back: true if @t is finished and
+ * unhashed, for the caller to free once it has dropped @t's lock.
+ */
+static bool put_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 {
 	if (--t->users)
-		return;
+		return false;
 	/*
 	 * No batch is out.  A page an imprecise live set let a batch take
 	 * twice was handed back once: what the count still holds is that.
@@ -707,9 +808,35 @@ void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 		account(tr, t);
 	}
 	if (!t->dead && !finished(t))
-		return;
+		return false;
 	tracker_unhash(tr, t);
-	aipu_ltracker_free(t);
+	return true;
+}
+
+void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t)
+{
+	bool free;
+
+	aipu_ltracker_lock(t);
+	free = put_locked(tr, t);
+	aipu_ltracker_unlock(t);
+	if (free)
+		aipu_ltracker_free(t);
+}
+
+/* The flusher is done with @e (written, or put back). */
+void ltrack_done_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
+{
+	struct aipu_ltracker *t = e->t;
+	bool free;
+
+	aipu_ltracker_lock(t);
+	if (e->state == AIPU_L_ISSUING)
+		e->state = AIPU_L_IDLE;
+	free = put_locked(tr, t);
+	aipu_ltracker_unlock(t);
+	if (free)
+		aipu_ltracker_free(t);
 }
 
 /*
@@ -729,6 +856,7 @@ bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget)
 		if (!*budget)
 			return false;
 		(*budget)--;
+		aipu_ltracker_lock(t);
 		tr->st.pages_deferred += (t->draining ? 0 : t->q.log.pages +
 					  t->q.retry_pages) +
 					 (t->whole.state == AIPU_L_WAITING) +
@@ -737,13 +865,17 @@ bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget)
 		t->where = AIPU_L_NOWHERE;
 		t->staged = false;
 		requeue(tr, t);
+		aipu_ltracker_unlock(t);
 	}
 	list_for_each_entry_safe(t, tmp, &tr->retried, retried) {
 		if (!*budget)
 			return false;
+		aipu_ltracker_lock(t);
 		/* Each retry moved counts, then the file (if budget is left). */
-		if (!t->draining && !flog_end_pass(&t->q, budget))
+		if (!t->draining && !flog_end_pass(&t->q, budget)) {
+			aipu_ltracker_unlock(t);
 			return false;
+		}
 		if (*budget)
 			(*budget)--;
 		list_del_init(&t->retried);
@@ -753,6 +885,7 @@ bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget)
 		if (t->meta.state == AIPU_L_RETRY)
 			t->meta.state = AIPU_L_WAITING;
 		requeue(tr, t);
+		aipu_ltracker_unlock(t);
 	}
 	return true;
 }
@@ -843,8 +976,9 @@ bool ltrack_idle(struct aipu_ltrack *tr)
  * its queue, at most @budget objects a call; phase 1 finishes what the
  * shrinker leaves.  Returns the objects freed.
  */
-unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-			     unsigned long budget, unsigned long now)
+static unsigned long degrade_locked(struct aipu_ltrack *tr,
+				    struct aipu_ltracker *t,
+				    unsigned long budget, unsigned long now)
 {
 	unsigned long left = budget;
 
@@ -863,6 +997,17 @@ unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	return budget - left;
 }
 
+unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			     unsigned long budget, unsigned long now)
+{
+	unsigned long ret;
+
+	aipu_ltracker_lock(t);
+	ret = degrade_locked(tr, t, budget, now);
+	aipu_ltracker_unlock(t);
+	return ret;
+}
+
 /*
  * Nothing of @t can be written for now (umount holds its super block) and
  * its pages dirtied at @time are already late: rather than put them back
@@ -870,8 +1015,9 @@ unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * own oldest, and free its queue, @budget objects a call.  Returns the
  * objects freed; the caller calls again while that is @budget.
  */
-unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-			  unsigned long time, unsigned long budget)
+static unsigned long park_locked(struct aipu_ltrack *tr,
+				 struct aipu_ltracker *t, unsigned long time,
+				 unsigned long budget)
 {
 	unsigned long left = budget;
 
@@ -887,6 +1033,17 @@ unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	return budget - left;
 }
 
+unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			  unsigned long time, unsigned long budget)
+{
+	unsigned long ret;
+
+	aipu_ltracker_lock(t);
+	ret = park_locked(tr, t, time, budget);
+	aipu_ltracker_unlock(t);
+	return ret;
+}
+
 /*
  * The mapping is going away (inode eviction): forget it, freeing at most
  * @budget objects a call.  Returns true once everything is gone; until
@@ -897,6 +1054,9 @@ unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 bool ltrack_kill(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		 unsigned long budget)
 {
+	bool done, free = false;
+
+	aipu_ltracker_lock(t);
 	if (!t->dead) {
 		if (t->times.state == AIPU_L_WAITING)
 			list_del_init(&t->times.lru);
@@ -913,8 +1073,11 @@ bool ltrack_kill(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		t->dead = true;
 		t->users++;		/* until the last call */
 	}
-	if (!drain(tr, t, &budget))
-		return false;
-	ltrack_put(tr, t);
-	return true;
+	done = drain(tr, t, &budget);
+	if (done)
+		free = put_locked(tr, t);
+	aipu_ltracker_unlock(t);
+	if (free)
+		aipu_ltracker_free(t);
+	return done;
 }

@@ -510,10 +510,8 @@ look_grow() {
 # look_bdi ROW WHEN: the first loop device's dirty inodes (its bdi's
 # b_dirty, b_io and b_more_io) and the machine's Dirty kB: what Linux holds.
 look_bdi() {
-	local st
-	st=/sys/kernel/debug/bdi/$(disk_majmin "${look_loops[0]}")/stats
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug || true
-	rec look "$1" 1 "$2_loop_dirty_inodes" "$(awk '$1 ~ /^b_(dirty|io|more_io):$/ { n += $2 } END { print n + 0 }' "$st" 2>/dev/null || echo -1)"
+	rec look "$1" 1 "$2_loop_dirty_inodes" "$(bdi_dirty_inodes "${look_loops[0]}")"
 	rec look "$1" 1 "$2_dirty_kb" "$(awk '/^Dirty:/ { print $2 }' /proc/meminfo)"
 }
 # look_row L M: the looks' times with L loop devices, M of them mounted.

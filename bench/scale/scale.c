@@ -11,9 +11,13 @@
  *     struct aipu_ltrack, as src/dev.c's raw spinlock does, and every hold
  *     reads the clock after taking it and before dropping it, as
  *     aipu_dev_lock()/aipu_dev_unlock() do for lock_hold_max_ns;
- *   - the probe (src/hook.c) looks the file's tracker up before taking the
- *     lock, checks it under the lock (ltrack_get() if it has none) and calls
- *     ltrack_pages();
+ *   - the probe (src/hook.c) looks the file's tracker up without a lock and
+ *     tries ltrack_pages_fast() under the file's own lock (a pthread
+ *     spinlock in the tracker, as struct aipu_mapping's raw spinlock),
+ *     adding to this thread's share of the device's counters (the kernel's
+ *     per-CPU ones); when that will not do, it takes the device's lock,
+ *     checks the tracker (ltrack_get() if it has none) and calls
+ *     ltrack_pages() (ltrack_whole() after a short fast path);
  *   - the flusher (src/flusher.c) runs phase 1 in holds of AIPU_SCAN_BATCH
  *     files, takes a batch a hold, merges it outside the lock and hands its
  *     extents back AIPU_HANDBACK_MAX stretches or AIPU_HANDBACK_PAGES pages
@@ -234,6 +238,7 @@ struct cpu {
  */
 struct bench_mapping {
 	struct aipu_ltracker t;
+	pthread_spinlock_t lock;	/* the kernel's raw_spinlock_t: 4 B */
 	struct hlist_node node;
 	struct {
 		void *next, *func;
@@ -440,12 +445,23 @@ struct aipu_ltracker *aipu_ltracker_alloc(void)
 {
 	struct bench_mapping *m = cache_alloc(&this_cpu->c[C_TRACKER]);
 
+	pthread_spin_init(&m->lock, PTHREAD_PROCESS_PRIVATE);
 	return &m->t;
 }
 
 static struct bench_mapping *to_mapping(struct aipu_ltracker *t)
 {
 	return container_of(t, struct bench_mapping, t);
+}
+
+void aipu_ltracker_lock(struct aipu_ltracker *t)
+{
+	pthread_spin_lock(&to_mapping(t)->lock);
+}
+
+void aipu_ltracker_unlock(struct aipu_ltracker *t)
+{
+	pthread_spin_unlock(&to_mapping(t)->lock);
 }
 
 void aipu_ltracker_free(struct aipu_ltracker *t)
@@ -521,11 +537,17 @@ void aipu_ltracker_remove(struct aipu_ltracker *t)
 
 /* ---- devices and their lock ---- */
 
+/* A CPU's share of a device's counters (struct aipu_dev's @fast). */
+struct fast_share {
+	struct aipu_ldelta dl;
+} __attribute__((aligned(CACHELINE)));
+
 struct dev {
 	pthread_spinlock_t lock;
 	u64 locked_at, held;
 	struct aipu_ltrack tr;
 	struct list_head slots[AIPU_LTRACK_SLOTS];
+	struct fast_share fast[NCPUS];
 } __attribute__((aligned(CACHELINE)));
 
 static struct dev devs[NDEVS];
@@ -558,22 +580,51 @@ static inline const void *file_key(unsigned int dev, unsigned long i)
 
 /*
  * The probe's part of a clean -> dirty transition (src/hook.c): the tracker
- * looked up before the lock, checked under it (made if there is none),
- * ltrack_pages() for the page.
+ * looked up without a lock; the fast path under the file's lock if it
+ * will, else under the device's lock the tracker checked (made if there is
+ * none) and ltrack_pages() for the page.
  */
 static inline void probe(struct dev *d, const void *key, pgoff_t index,
 			 unsigned long time)
 {
 	struct aipu_ltracker *t = aipu_ltracker_lookup(key);
+	int r = AIPU_FAST_NO;
 
+	if (t) {
+		aipu_ltracker_lock(t);
+		r = ltrack_pages_fast(t, index, 1, time,
+				      &d->fast[this_cpu - cpus].dl);
+		aipu_ltracker_unlock(t);
+		if (r == AIPU_FAST_DONE)
+			return;
+	}
 	dev_lock(d);
 	if (!t || !t->hashed)
 		t = ltrack_get(&d->tr, key, (void *)key);
-	if (t)
+	if (t && r == AIPU_FAST_SHORT)
+		ltrack_whole(&d->tr, t, time);
+	else if (t)
 		ltrack_pages(&d->tr, t, index, 1, time);
 	dev_unlock(d);
 	if (!t)
 		die("ltrack_get failed");
+}
+
+/*
+ * The fast path's shares added into the device's own counters, as the
+ * kernel's stat adds them up: before anything reads tr.st.
+ */
+static void dev_fold(struct dev *d)
+{
+	struct aipu_lstats *st = &d->tr.st;
+	unsigned int i;
+
+	for (i = 0; i < NCPUS; i++) {
+		st->pages_dirtied += d->fast[i].dl.pages_dirtied;
+		st->bytes += d->fast[i].dl.bytes;
+		st->pages += d->fast[i].dl.pages;
+		memset(&d->fast[i].dl, 0, sizeof(d->fast[i].dl));
+	}
 }
 
 /* Every file of @d forgotten (rmmod's loop, no budget), untimed. */
@@ -601,6 +652,7 @@ static void world_reset(bool release)
 		struct aipu_lstats *st = &devs[i].tr.st;
 
 		dev_clear(&devs[i]);
+		dev_fold(&devs[i]);
 		if (st->trackers || st->bytes || st->pages)
 			die("after every kill: trackers %llu bytes %llu pages %llu",
 			    (unsigned long long)st->trackers,
@@ -1051,6 +1103,7 @@ static struct mem_row *mem_note(struct dev *d, const char *fmt, ...)
 
 	if (nr_mem_rows == ARRAY_SIZE(mem_rows))
 		die("too many memory rows");
+	dev_fold(d);
 	r = &mem_rows[nr_mem_rows++];
 	va_start(ap, fmt);
 	vsnprintf(r->what, sizeof(r->what), fmt, ap);
@@ -1768,6 +1821,7 @@ static void holds_row(FILE *f, enum backlog bl, unsigned long n, bool first)
 		memset(&pc, 0, sizeof(pc));
 		pass_timed(&devs[0], cutoff, false, &h[H_TAKE],
 			   &h[H_HANDBACK], &h[H_END], NULL, &pc);
+		dev_fold(&devs[0]);
 		if (devs[0].tr.st.trackers || devs[0].tr.st.pages)
 			die("a pass that wrote everything left %llu files",
 			    (unsigned long long)devs[0].tr.st.trackers);
@@ -1945,6 +1999,7 @@ static void evict_row(FILE *f, enum pattern p, unsigned long n, bool first)
 		world_reset(false);
 		gen_init(&g, p, 0, n, 31 + r);
 		fill(&devs[0], &g, n, NULL, 0, NULL);
+		dev_fold(&devs[0]);
 		tracked = devs[0].tr.st.pages;
 		objects_live(objs);
 		for (total = 0, k = 0; k < NR_CACHES; k++)
@@ -2324,6 +2379,7 @@ static void steady_run(const struct steady_cfg *c, unsigned long nfiles,
 	memset(o, 0, sizeof(*o));
 	for (j = 0; j < warm + span; j++, now++) {
 		if (j == warm) {
+			dev_fold(d);
 			scanned0 = d->tr.st.entries_scanned;
 			dirtied0 = d->tr.st.pages_dirtied;
 			pc0 = o->pc;
@@ -2370,6 +2426,7 @@ static void steady_run(const struct steady_cfg *c, unsigned long nfiles,
 		}
 		timed_clear(&scratch);
 	}
+	dev_fold(d);
 	o->scanned = d->tr.st.entries_scanned - scanned0;
 	o->dirtied = d->tr.st.pages_dirtied - dirtied0;
 	o->pc.takes -= pc0.takes;

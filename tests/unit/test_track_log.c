@@ -20,7 +20,10 @@
  * pass, no page is written before it is due (except where a fallback, a
  * decline or staging made it early), a batch goes past max_batch by less
  * than an entry, staged files go whole, and after a pass nothing due is
- * left but what was put back; at the end no memory is held.
+ * left but what was put back; at the end no memory is held.  Writers take
+ * the probe's fast path (ltrack_pages_fast()) when it will have them, half
+ * the time; every change to a file is made under its lock, one file's at a
+ * time (the lock hooks below abort otherwise).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -38,20 +41,66 @@
 static char keys[NF];
 static struct aipu_ltracker *table[NF];
 
+/* A tracker and its lock, as struct aipu_mapping in the kernel. */
+struct utracker {
+	struct aipu_ltracker t;
+	bool held;
+};
+
+static unsigned int locks_held;		/* file locks held: 0 or 1 */
+
 struct aipu_ltracker *aipu_ltracker_alloc(void)
 {
+	struct utracker *u;
+
 	if (unit_fail())
 		return NULL;
 	unit_mem.trackers++;
-	return malloc(sizeof(struct aipu_ltracker));
+	u = calloc(1, sizeof(*u));
+	return &u->t;
 }
 
 void aipu_ltracker_free(struct aipu_ltracker *t)
 {
+	struct utracker *u = container_of(t, struct utracker, t);
+
+	if (u->held) {
+		printf("  tracker freed with its lock held\n");
+		abort();
+	}
 	unit_mem.trackers--;
-	memset(t, 0x5a, sizeof(*t));	/* a use after free shows */
-	free(t);
+	memset(u, 0x5a, sizeof(*u));	/* a use after free shows */
+	free(u);
 }
+
+/* One file's lock at a time, never taken twice: what lockdep would say. */
+void aipu_ltracker_lock(struct aipu_ltracker *t)
+{
+	struct utracker *u = container_of(t, struct utracker, t);
+
+	if (u->held || locks_held) {
+		printf("  file lock taken twice or nested in another\n");
+		abort();
+	}
+	u->held = true;
+	locks_held++;
+}
+
+void aipu_ltracker_unlock(struct aipu_ltracker *t)
+{
+	struct utracker *u = container_of(t, struct utracker, t);
+
+	if (!u->held) {
+		printf("  file lock released but not held\n");
+		abort();
+	}
+	u->held = false;
+	locks_held--;
+}
+
+/* What the fast path added: the probe's per-CPU share of the counters. */
+static struct aipu_ldelta fast;
+static unsigned long fast_taken, fast_refused;
 
 struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
 {
@@ -198,8 +247,9 @@ static int check_gauges(void)
 		out += t->out_pages;
 	}
 	CHECK(tr.out_pages == out);
-	CHECK(tr.st.bytes == bytes);
-	CHECK(tr.st.pages == pages);
+	CHECK(tr.st.bytes + fast.bytes == bytes);
+	CHECK(tr.st.pages + fast.pages == pages);
+	CHECK(!locks_held);
 	CHECK((long)bytes == unit_mem.bytes);
 	return 0;
 }
@@ -227,6 +277,31 @@ static int check_all(void)
 	CHECK(ltrack_idle(&tr) || ltrack_oldest(&tr, &time) ||
 	      !list_empty(&tr.retried) || !list_empty(&tr.times));
 	return check_gauges();
+}
+
+/*
+ * The probe: the fast path under the file's lock alone if it will, half
+ * the time, else ltrack_pages() (with ltrack_whole() when the fast path
+ * fell short), as src/hook.c does.
+ */
+static void probe_pages(struct aipu_ltracker *t, pgoff_t s, unsigned long n,
+			unsigned long time)
+{
+	int r = AIPU_FAST_NO;
+
+	if (rand() % 2) {
+		aipu_ltracker_lock(t);
+		r = ltrack_pages_fast(t, s, n, time, &fast);
+		aipu_ltracker_unlock(t);
+	}
+	if (r == AIPU_FAST_NO) {
+		fast_refused++;
+		ltrack_pages(&tr, t, s, n, time);
+	} else {
+		fast_taken++;
+	}
+	if (r == AIPU_FAST_SHORT)
+		ltrack_whole(&tr, t, time);
 }
 
 static void dirty(int f, pgoff_t p, unsigned int k)
@@ -259,7 +334,7 @@ static void dirty(int f, pgoff_t p, unsigned int k)
 		/* Under the whole-file entry: written early, never late. */
 		bywhole = t->whole.state != AIPU_L_IDLE ||
 			  t->draining;
-		ltrack_pages(&tr, t, s, q - s, now);
+		probe_pages(t, s, q - s, now);
 		if (bywhole || imprecise != t->q.imprecise ||
 		    fb != tr.st.fallbacks)
 			for (; s < q; s++)
@@ -555,6 +630,9 @@ static int model(unsigned int seed, int fail_rate)
 	memset(&tr, 0, sizeof(tr));
 	memset(dying, 0, sizeof(dying));
 	memset(table, 0, sizeof(table));
+	memset(&fast, 0, sizeof(fast));
+	fast_taken = 0;
+	fast_refused = 0;
 	now = T0;
 	ltrack_init(&tr, slots, WHEEL_WIDTH, now);
 	for (f = 0; f < NF; f++)
@@ -642,15 +720,18 @@ static int model(unsigned int seed, int fail_rate)
 			evict_step(f);
 	}
 	CHECK(unit_no_memory_held());
-	CHECK(!tr.st.trackers && !tr.st.bytes && !tr.st.pages);
+	CHECK(!tr.st.trackers && !(tr.st.bytes + fast.bytes) &&
+	      !(tr.st.pages + fast.pages));
 	CHECK(tr.st.pages_staged && tr.st.pages_deferred);
 	CHECK(ltrack_idle(&tr));
-	printf("  model (allocations failing 1 in %d, 0: none): %llu pages dirtied, %llu taken, %llu retried, %llu fallbacks\n",
+	/* Both ways were walked: the fast path and the device's. */
+	CHECK(fast_taken > 100 && fast_refused > 100);
+	printf("  model (allocations failing 1 in %d, 0: none): %llu pages dirtied, %llu taken, %llu retried, %llu fallbacks; %lu probes on the fast path, %lu refused or not tried\n",
 	       fail_rate,
-	       (unsigned long long)tr.st.pages_dirtied,
+	       (unsigned long long)(tr.st.pages_dirtied + fast.pages_dirtied),
 	       (unsigned long long)tr.st.pages_taken,
 	       (unsigned long long)tr.st.pages_retried,
-	       (unsigned long long)tr.st.fallbacks);
+	       (unsigned long long)tr.st.fallbacks, fast_taken, fast_refused);
 	return 0;
 }
 

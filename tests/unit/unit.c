@@ -2,7 +2,8 @@
 /*
  * The unit tests' shared harness and allocators (unit.h).  The allocators
  * stand in for src/mem.c's slab caches: plain malloc, so that
- * AddressSanitizer sees every use after free and every leak.
+ * AddressSanitizer sees every use after free and every leak; their counts
+ * are atomic, for test_threads' threads.
  */
 #include <stdlib.h>
 
@@ -75,17 +76,19 @@ bool unit_moved_stale(struct aipu_live *l, pgoff_t p, unsigned long time)
 	return false;
 }
 
+#define MEM_ADD(field, n) __atomic_add_fetch(&unit_mem.field, (n), __ATOMIC_RELAXED)
+
 struct aipu_seg *aipu_seg_alloc(unsigned int bytes)
 {
 	if (unit_fail())
 		return NULL;
-	unit_mem.bytes += bytes;
+	MEM_ADD(bytes, bytes);
 	return calloc(1, bytes);
 }
 
 void aipu_seg_free(struct aipu_seg *s, unsigned int bytes)
 {
-	unit_mem.bytes -= bytes;
+	MEM_ADD(bytes, -(long)bytes);
 	free(s);
 }
 
@@ -93,13 +96,13 @@ struct aipu_live_chunk *aipu_live_chunk_alloc(void)
 {
 	if (unit_fail())
 		return NULL;
-	unit_mem.chunks++;
+	MEM_ADD(chunks, 1);
 	return malloc(sizeof(struct aipu_live_chunk));
 }
 
 void aipu_live_chunk_free(struct aipu_live_chunk *c)
 {
-	unit_mem.chunks--;
+	MEM_ADD(chunks, -1);
 	free(c);
 }
 
@@ -107,13 +110,13 @@ struct aipu_moved *aipu_moved_alloc(void)
 {
 	if (unit_fail())
 		return NULL;
-	unit_mem.moved++;
+	MEM_ADD(moved, 1);
 	return malloc(sizeof(struct aipu_moved));
 }
 
 void aipu_moved_free(struct aipu_moved *m)
 {
-	unit_mem.moved--;
+	MEM_ADD(moved, -1);
 	free(m);
 }
 
@@ -121,12 +124,12 @@ struct aipu_retry *aipu_retry_alloc(void)
 {
 	if (unit_fail())
 		return NULL;
-	unit_mem.retries++;
+	MEM_ADD(retries, 1);
 	return malloc(sizeof(struct aipu_retry));
 }
 
 void aipu_retry_free(struct aipu_retry *r)
 {
-	unit_mem.retries--;
+	MEM_ADD(retries, -1);
 	free(r);
 }

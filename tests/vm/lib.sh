@@ -273,6 +273,13 @@ disk_get() {
 }
 disk_name() { basename "$(readlink -f "$1")"; }
 disk_majmin() { cat "/sys/class/block/$(disk_name "$1")/dev"; }
+# bdi_dirty_inodes DEV: the inodes Linux holds dirty on DEV's bdi (the sum
+# of its b_dirty, b_io and b_more_io in debugfs), -1 if they cannot be read.
+bdi_dirty_inodes() {
+	local st
+	st=/sys/kernel/debug/bdi/$(disk_majmin "$1")/stats
+	awk '$1 ~ /^b_(dirty|io|more_io):$/ { n += $2 } END { print n + 0 }' "$st" 2>/dev/null || echo -1
+}
 # disk_prepare DEV: no I/O scheduler, no write throttling, and a reserved
 # share of the dirty limit (min_ratio) so Linux's background writeback does
 # not flush a fresh device before any age threshold (see environment.md).
