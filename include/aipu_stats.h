@@ -11,6 +11,7 @@
 
 struct aipu_stats {
 	u64 pages_dirtied;	/* clean->dirty transitions seen */
+	u64 pages_fast;		/* of them, under the file's lock alone */
 	u64 meta_dirtied;	/* clean->dirty inode metadata seen */
 	u64 entries_scanned;	/* runs (files: the log) phase 1 examined */
 	u64 pages_written;	/* pages written by aipu */

@@ -184,6 +184,7 @@ struct aipu_dev *aipu_dev_next(struct aipu_dev *d)
 static void stats_add(struct aipu_stats *sum, const struct aipu_stats *s)
 {
 	sum->pages_dirtied += s->pages_dirtied;
+	sum->pages_fast += s->pages_fast;
 	sum->meta_dirtied += s->meta_dirtied;
 	sum->entries_scanned += s->entries_scanned;
 	sum->pages_written += s->pages_written;
@@ -226,10 +227,11 @@ static void dev_stats(struct aipu_dev *d, struct aipu_stats *s)
 	s->pages_dirtied += q->pages_dirtied;
 	for_each_possible_cpu(cpu) {
 		f = per_cpu_ptr(d->fast, cpu);
-		s->pages_dirtied += READ_ONCE(f->pages_dirtied);
+		s->pages_fast += READ_ONCE(f->pages_dirtied);
 		bytes += READ_ONCE(f->bytes);
 		pages += READ_ONCE(f->pages);
 	}
+	s->pages_dirtied += s->pages_fast;
 	s->entries_scanned += q->entries_scanned;
 	s->pages_tracked = max(pages, 0L);
 	s->runs_tracked = max(bytes, 0L) / sizeof(u64);

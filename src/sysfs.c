@@ -92,6 +92,7 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 	EMIT("lock_hold_max_ns", s.lock_hold_max_ns);
 	EMIT("mem_bytes", aipu_mem_bytes());
 	EMIT("handover_waiting", aipu_handover_waiting());
+	EMIT("pages_fast", s.pages_fast);
 #undef EMIT
 	return n;
 }

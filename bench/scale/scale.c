@@ -1395,8 +1395,8 @@ enum thread_cfg { ONE_THREAD, TWO_SHARED, TWO_OWN, NR_CFG };
 
 static const char * const cfg_names[NR_CFG] = {
 	"1 thread, 1 device",
-	"2 threads, same device (one lock, one queue)",
-	"2 threads, a device each (own lock, own queue)",
+	"2 threads, same device (one queue, a lock per file)",
+	"2 threads, a device each (own queue)",
 };
 
 static const char * const cfg_ids[NR_CFG] = {
@@ -1500,7 +1500,7 @@ static void measure_threads(void)
 
 	memset(t, 0, sizeof(t));
 	printf("\n## 3. One thread against two\n\n");
-	printf("Each thread dirties %s new pages, each of a random file among its own %lu (trackers made before the clock starts, so the table is only read; each thread allocates from its own per-CPU caches); total transitions per second from the start barrier to the last thread's end; %u rounds, the three set-ups taken in turn within a round. \"CPU ns per transition\": the threads' CPU time (CLOCK_THREAD_CPUTIME_ID) per transition, and \"CPUs busy\": their CPU time over the wall time, both medians of rounds: on a shared host the wall-clock rate also measures how much CPU the threads got. Batch figures: ns per transition per batch of %d (wall), pooled over threads and rounds. The host has 2 cores, shared with other work; a pthread spinlock stands for the kernel's raw spinlock, but a preempted holder keeps the other thread spinning, which interrupts-off holds never do.\n\n",
+	printf("Each thread dirties %s new pages, each of a random file among its own %lu (trackers made before the clock starts, so the table is only read; each thread allocates from its own per-CPU caches); total transitions per second from the start barrier to the last thread's end; %u rounds, the three set-ups taken in turn within a round. \"CPU ns per transition\": the threads' CPU time (CLOCK_THREAD_CPUTIME_ID) per transition, and \"CPUs busy\": their CPU time over the wall time, both medians of rounds: on a shared host the wall-clock rate also measures how much CPU the threads got. Batch figures: ns per transition per batch of %d (wall), pooled over threads and rounds. Files already queued take only their own lock (the probe's fast path); both set-ups share nothing but the table, read. The host has 2 cores, shared with other work; a pthread spinlock stands for the kernel's raw spinlock, but a preempted holder keeps the other thread spinning, which interrupts-off holds never do.\n\n",
 	       with_commas(n, b1), nfiles, nr, BATCH);
 	printf("| set-up | transitions/s, median of rounds | best round | median vs 1 thread | CPU ns per transition | CPUs busy | batch median ns | batch p99 ns | disturbed batches | per round, M/s |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");

@@ -171,7 +171,8 @@ cp "$S/stat" "$TEST_TMP/stat"
 for n in pages_dirtied meta_dirtied entries_scanned pages_written meta_written pages_clean \
 	pages_retried pages_tracked runs_tracked mappings_tracked oldest_age_ms flusher_runs \
 	fallbacks pages_deferred pages_late pages_staged pages_purged pages_not_purged \
-	pages_evicting pages_redirtied times_dirtied times_written kupdate_off handover_left_ms devices lock_hold_max_ns mem_bytes; do
+	pages_evicting pages_redirtied times_dirtied times_written kupdate_off handover_left_ms devices lock_hold_max_ns mem_bytes \
+	handover_waiting pages_fast; do
 	assert_ok "stat has '$n <number>'" grep -qE "^$n [0-9]+\$" "$TEST_TMP/stat"
 done
 bad_lines=$(grep -cvE '^[a-z_]+ [0-9]+$' "$S/stat" || true)
