@@ -65,21 +65,24 @@ void aipu_hook_stats(struct aipu_stats *st)
  * The common case under the file's lock alone: a page of a file already
  * queued, dirtied no earlier than its place (ltrack_pages_fast()).  Not a
  * redirtied page nor one the flusher's own metadata write dirties: those
- * need the device's lock.
+ * need the device's lock.  Interrupts off as under the device's lock (on
+ * PREEMPT_RT the i_pages lock leaves them on).
  */
 static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
 		      struct folio *folio, unsigned long nr, bool redirty,
 		      unsigned long *time)
 {
-	unsigned long unused;
+	unsigned long unused, flags;
 	int r;
 
 	if (!t || redirty || aipu_flusher_inherits(d, &unused))
 		return AIPU_FAST_NO;
 	*time = jiffies;
+	local_irq_save(flags);
 	aipu_ltracker_lock(t);
 	r = ltrack_pages_fast(t, folio->index, nr, *time, this_cpu_ptr(d->fast));
 	aipu_ltracker_unlock(t);
+	local_irq_restore(flags);
 	return r;
 }
 
@@ -87,7 +90,8 @@ static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
  * The device's lock: a file to be queued or moved in the wheel, made, or
  * bounded as a whole; @fast is what probe_fast() did (AIPU_FAST_SHORT: the
  * pages are counted, and those past the log's memory need the whole-file
- * bound at @time).
+ * bound at @time, on a new tracker if the flusher freed the file's
+ * meanwhile, or else Linux's periodic writeback).
  */
 static void probe_slow(struct aipu_dev *d, struct address_space *mapping,
 		       struct aipu_ltracker *t, struct folio *folio,
@@ -95,13 +99,13 @@ static void probe_slow(struct aipu_dev *d, struct address_space *mapping,
 		       unsigned long time)
 {
 	unsigned long flags = aipu_dev_lock(d);
-	bool inherit, gone;
+	bool inherit, gone, counted = fast == AIPU_FAST_SHORT;
 
 	t = aipu_mapping_tracker(d, mapping, t, &gone);
 	if (t) {
 		u64 fb = aipu_trace_fallbacks(d);
 
-		if (fast == AIPU_FAST_SHORT) {
+		if (counted) {
 			ltrack_whole(&d->tr, t, time);
 		} else {
 			time = record_time(d, &inherit);
@@ -115,13 +119,11 @@ static void probe_slow(struct aipu_dev *d, struct address_space *mapping,
 				ltrack_pages(&d->tr, t, folio->index, nr, time);
 		}
 		aipu_trace_fallback_since(d, fb, mapping, AIPU_FB_NO_RUN, nr);
-	} else if (fast == AIPU_FAST_SHORT) {
-		/* Evicted meanwhile: nothing left to bound. */
 	} else if (gone) {
-		d->st.pages_dirtied += nr;
+		d->st.pages_dirtied += counted ? 0 : nr;
 		d->st.pages_evicting += nr;
 	} else {
-		d->st.pages_dirtied += nr;
+		d->st.pages_dirtied += counted ? 0 : nr;
 		d->st.fallbacks++;
 		aipu_trace_fallback(d, mapping, AIPU_FB_NO_TRACKER, nr);
 		aipu_policy_untracked();
