@@ -36,10 +36,11 @@ pages they dirty are still young when the next OP runs):
     stat:LABEL             print "LABEL key=value ..." from
                            /sys/kernel/aipu/stat (pages_tracked, ...)
 
-writer loops over the NAMEs (each kept open) doing random writes, runs,
-appends and truncates (the last two on files only, keeping each file under
-1024 pages) until SIGTERM or SIGINT, finishes the operation it is in, and
-prints "writer: N operations". It exits 1 on any I/O error.
+writer prints "writer: ready" once SIGTERM stops it cleanly, then loops
+over the NAMEs (each kept open) doing random writes, runs, appends and
+truncates (the last two on files only, keeping each file under 1024 pages)
+until SIGTERM or SIGINT, finishes the operation it is in, and prints
+"writer: N operations". It exits 1 on any I/O error.
 """
 
 import argparse
@@ -246,6 +247,8 @@ def cmd_writer(args, rng):
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    # From here a SIGTERM stops it cleanly: the test waits for this line.
+    print("writer: ready", flush=True)
     pairs = [Pair(args.real_dir, args.shadow_dir, n) for n in args.names]
     ops = 0
     try:

@@ -45,7 +45,8 @@ python3 "$TESTS_DIR/lifeio.py" apply "$real" "$sh" create:w0:64 create:w1:64 cre
 python3 "$TESTS_DIR/lifeio.py" writer "$real" "$sh" w0 w1 w2 >"$TEST_TMP/writer.log" 2>&1 &
 WPID=$!
 on_exit "kill $WPID 2>/dev/null || true"
-sleep 1
+wait_until 60 grep -q '^writer: ready$' "$TEST_TMP/writer.log" ||
+	die "the writer did not start within 60 s: $(tr '\n' '|' <"$TEST_TMP/writer.log")"
 assert_ok "the writer runs" kill -0 "$WPID"
 n0=$(aipu_stat flusher_runs)
 

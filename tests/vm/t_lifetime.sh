@@ -142,7 +142,10 @@ writer_start() { # REAL_DIR SHADOW_DIR NAME...
 	WPID=$!
 	# Each time: it must run before the umount fs_make registered.
 	on_exit writer_kill
-	sleep 0.3
+	# Until its SIGTERM handler is set, a stop would kill it (exit 143):
+	# Python starts slowly in a guest on a busy host.
+	wait_until 60 grep -q '^writer: ready$' "$WLOG" ||
+		die "the writer did not start within 60 s: $(tr '\n' '|' <"$WLOG")"
 	assert_ok "writer started (pid $WPID)" kill -0 "$WPID"
 }
 writer_kill() {
