@@ -65,7 +65,7 @@ sleep_until() {
 # (every other page from page 2048 of a device, from page 0 of a file),
 # load aipu, check 1.-3., unload.
 round() {
-	local name=$1 target=$2 mk=$3 msec=$4 first=0 t0 t_load out ranges
+	local name=$1 target=$2 mk=$3 msec=$4 first=0 t0 t_dirtied t_load out ranges
 	local trace=$TEST_TMP/$name.txt plog=$TEST_TMP/$name.log frag=$TEST_TMP/$name.filefrag
 	local mid why rc=0 where=() left stats
 	stats=/sys/kernel/debug/bdi/$(disk_majmin "$dev")/stats
@@ -76,6 +76,7 @@ round() {
 	out=$(pagetrace dirty "$target" --first-page "$first" --count "$NPAGES" --stride 2 \
 		--marker "$mk:0" --end-marker "$mk:4096" --log "$plog") ||
 		die "pagetrace dirty failed: $out"
+	t_dirtied=$(now_us)
 	log "$out"
 	insmod "$AIPU_KO" policy=aipu max_age_ms=1000 "period_ms=$PERIOD_MS" "handover_ms=$HANDOVER_MS" ||
 		die "insmod aipu.ko failed"
@@ -93,8 +94,11 @@ round() {
 		"$name 1. past the clock, pages still dirty: kupdate_off 0, handover_waiting 1, dirty_writeback_centisecs $INTERVAL_CS"
 	assert_eq 0 "$(aipu_stat handover_left_ms)" "$name 1. handover_left_ms 0 past the clock"
 
-	# 2. Linux writes the pages within its own bound.
-	sleep_until "$(awk -v t="$t0" -v h="$HI" 'BEGIN { printf "%.0f\n", t + (h + 0.5) * 1e6 }')"
+	# 2. Linux writes the pages within its own bound. The bound runs from
+	#    each page's dirtying, which came after pagetrace's start-up (on a
+	#    loaded TCG host seconds after t0): trace until the bound of the
+	#    last page dirtied, which pagetrace had dirtied when it returned.
+	sleep_until "$(awk -v t="$t_dirtied" -v h="$HI" 'BEGIN { printf "%.0f\n", t + (h + 0.5) * 1e6 }')"
 	blktrace_stop "$trace"
 	if [ -b "$target" ]; then
 		ranges=$(page_ranges 2048 "$NPAGES" 2)
