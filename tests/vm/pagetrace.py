@@ -8,9 +8,11 @@
         (no fsync) to pages F, F+S, ... of TARGET, page i at i*I ms after the
         marker write returned (I = 0: as fast as possible).  FILE gets one line
         a page, "PAGE BEFORE_MS AFTER_MS": the time just before and just after
-        that page's write, in ms from the marker's return.  With --end-marker,
-        one more O_DIRECT write there after the last page, logged as
-        "# end-marker BEFORE_MS".
+        that page's write, in ms from the marker's return, and a line
+        "# base-epoch-us US": the marker's return on the wall clock (bash's
+        EPOCHREALTIME), no later than the first page's dirtying.  With
+        --end-marker, one more O_DIRECT write there after the last page,
+        logged as "# end-marker BEFORE_MS".
 
     pagetrace.py analyze --trace T --marker-sector M --log FILE
                  [--base-sector B] [--window-ms W] [--burst-gap-ms G] [--lead N]
@@ -123,6 +125,7 @@ def cmd_dirty(args):
     try:
         _direct_write(args.marker)
         base = time.monotonic()
+        base_epoch_us = time.time_ns() // 1000
         for i, page in enumerate(pages):
             due = base + i * args.interval_ms / 1000.0
             now = time.monotonic()
@@ -139,6 +142,7 @@ def cmd_dirty(args):
     finally:
         os.close(fd)
     with open(args.log, "w", encoding="utf-8") as f:
+        f.write(f"# base-epoch-us {base_epoch_us}\n")
         for page, before, after, _ in rows:
             f.write(f"{page} {before:.3f} {after:.3f}\n")
         if args.end_marker:
