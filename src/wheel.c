@@ -156,10 +156,13 @@ bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,
 		w->clock = align(w, cutoff);
 	steps = (cutoff - w->clock) / w->width;
 	if (steps >= w->nslots) {
-		/* A whole turn or more: every slot once, then where cutoff is. */
-		w->clock = align(w, cutoff) -
-			   (w->nslots - 1) * (unsigned long)w->width;
-		steps = w->nslots - 1;
+		/*
+		 * A whole turn or more: every slot once, ending at @cutoff's.
+		 * The loop skips that one when @cutoff starts it, but it holds
+		 * nodes of a turn back too: then one slot earlier, the same.
+		 */
+		steps = w->nslots - (align(w, cutoff) == cutoff ? 0 : 1);
+		w->clock = align(w, cutoff) - steps * w->width;
 	}
 	for (;;) {
 		/* @cutoff's own slot holds nothing due if it starts there. */

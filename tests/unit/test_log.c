@@ -209,6 +209,39 @@ static int test_wheel_wrap(void)
 	return 0;
 }
 
+/*
+ * A cutoff a turn or more on that starts a slot: that slot's index is also
+ * the one of the nodes a turn back, older than the cutoff, so the jump must
+ * visit it too (it skipped it: such a node went a pass late).
+ */
+static int test_wheel_jump(void)
+{
+	static struct list_head slots[WRAP_SLOTS];
+	unsigned long turn = WRAP_SLOTS * WRAP_WIDTH, jump, c0;
+	struct aipu_wheel_node n;
+	struct aipu_wheel w;
+	unsigned int budget, k;
+	LIST_HEAD(due);
+
+	for (k = 0; k < 4 * WRAP_WIDTH; k++) {
+		wheel_init(&w, slots, WRAP_SLOTS, WRAP_WIDTH, T0 - 1000);
+		c0 = w.clock;
+		wheel_add(&w, &n, c0 + k % WRAP_WIDTH);
+		budget = 100;
+		CHECK(wheel_due(&w, c0, &due, &budget) && list_empty(&due));
+		/* A turn, a turn and a slot, two turns; aligned or not. */
+		jump = (k / WRAP_WIDTH == 3 ? 2 * turn :
+			turn + (k / WRAP_WIDTH) * WRAP_WIDTH / 2);
+		budget = 100;
+		CHECK(wheel_due(&w, c0 + jump, &due, &budget));
+		CHECK(time_before(n.time, c0 + jump));
+		CHECK(!list_empty(&due) && due.next == &n.link);
+		list_del_init(&n.link);
+		CHECK(w.nodes == 0);
+	}
+	return 0;
+}
+
 /* ---- model-based: many logs, one wheel, a clock across the wrap ---- */
 
 #define NLOGS 40
@@ -346,6 +379,7 @@ int main(void)
 	RUN(test_segments_grow_and_close);
 	RUN(test_failures);
 	RUN(test_wheel_wrap);
+	RUN(test_wheel_jump);
 	RUN(test_model);
 	return unit_done();
 }
