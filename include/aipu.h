@@ -46,10 +46,11 @@
 struct backing_dev_info;
 
 /*
- * dev.c: a backing device's queue.  @lock guards @tr and every tracker and
- * run in it (a leaf lock, taken inside the mapping's i_pages lock by the
- * probes, interrupts off).  The rest is its flusher's (flusher.c, policy.c,
- * purge.c), touched only from its work item.
+ * dev.c: a backing device's queue.  @lock guards @tr's lists and counters
+ * (taken inside the mapping's i_pages lock by the probes, interrupts off);
+ * each file's state is under its own lock (struct aipu_mapping's), taken
+ * inside this one when both are held.  The rest is its flusher's
+ * (flusher.c, policy.c, purge.c), touched only from its work item.
  */
 struct aipu_dev {
 	struct list_head node;		/* every device, RCU */

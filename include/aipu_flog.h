@@ -23,7 +23,7 @@
  * due again in the next pass, not in the one that put it back (a page the
  * file system keeps declining would otherwise be taken over and over):
  * flog_end_pass() makes a pass's retries visible.  Callers hold the
- * device's lock.
+ * file's lock (struct aipu_mapping's).
  */
 #ifndef AIPU_FLOG_H
 #define AIPU_FLOG_H

@@ -32,7 +32,7 @@
  * pages are dense, a chunk per page at worst.  Chunks and moved entries come
  * from the caller (aipu_live_*_alloc()): in the kernel from aipu's own
  * reserve, so the probe allocates nothing from the slab under a raw
- * spinlock (PREEMPT_RT).  Callers hold the device's lock.
+ * spinlock (PREEMPT_RT).  Callers hold the file's lock.
  */
 #ifndef AIPU_LIVE_H
 #define AIPU_LIVE_H

@@ -19,7 +19,7 @@
  * Stale entries (a page cleaned by someone else and dirtied again must get
  * its new time) are told apart by src/live.c; src/flog.c puts the two
  * together with the retries; src/wheel.c orders the files.  Callers hold
- * the device's lock.
+ * the file's lock (the wheel: the device's).
  */
 #ifndef AIPU_LOG_H
 #define AIPU_LOG_H

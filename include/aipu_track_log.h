@@ -70,6 +70,7 @@ struct aipu_lentry {
 	struct aipu_ltracker *t;
 	unsigned long time;
 	u8 kind, state;
+	bool again;			/* dirtied while ISSUING: see done */
 };
 
 struct aipu_ltracker {

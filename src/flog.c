@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * aipu: one file's queued first dirtyings, its live pages and its retries.
- * See include/aipu_flog.h; callers hold the device's lock.
+ * See include/aipu_flog.h; callers hold the file's lock.
  */
 #include <linux/errno.h>
 #include <linux/jiffies.h>

@@ -2,7 +2,7 @@
 /*
  * aipu: the pages of a file with a live log entry, and the newest time of
  * those dirtied again while an older entry was queued.  See
- * include/aipu_live.h; callers hold the device's lock.
+ * include/aipu_live.h; callers hold the file's lock.
  */
 #include <linux/bitops.h>
 #include <linux/errno.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * aipu: first-dirty times as an append-only log per file.  See
- * include/aipu_log.h; callers hold the device's lock.
+ * include/aipu_log.h; callers hold the file's lock.
  */
 #include <linux/errno.h>
 #include <linux/jiffies.h>

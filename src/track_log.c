@@ -183,12 +183,14 @@ static void whole_by(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 
 /*
  * Bound the whole file by @time: memory ran out, or the cap.  Already
- * queued means an older time is set; being written means the flusher reads
- * the file's dirty pages afterwards.
+ * queued means an older time is set; being written, that the flusher puts
+ * it back when done (ltrack_done_entry()).
  */
 static void whole_fallback(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 			   unsigned long time)
 {
+	if (t->whole.state == AIPU_L_ISSUING)
+		t->whole.again = true;
 	if (t->whole.state != AIPU_L_IDLE)
 		return;
 	tr->st.fallbacks++;
@@ -218,6 +220,7 @@ static void whole_cover(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	if (w->state == AIPU_L_ISSUING) {
 		if (time_before(time, w->time))
 			w->time = time;
+		w->again = true;
 		return;
 	}
 	whole_by(tr, t, time);
@@ -300,6 +303,8 @@ void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	struct aipu_lentry *e = &t->meta;
 
 	aipu_ltracker_lock(t);
+	if (e->state == AIPU_L_ISSUING)
+		e->again = true;
 	if (entry_queued(e) && was_clean)
 		e->state = AIPU_L_IDLE;	/* written by someone since: anew */
 	if (e->state == AIPU_L_IDLE) {
@@ -384,6 +389,7 @@ static void times_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	if (e->state == AIPU_L_ISSUING) {
 		if (was_clean)
 			e->time = time;	/* written meanwhile: requeued at it */
+		e->again = true;
 		return;
 	}
 	if (e->state == AIPU_L_WAITING) {
@@ -757,17 +763,22 @@ void ltrack_handback(struct aipu_ltrack *tr, struct aipu_handback *h)
 }
 
 /* The embedded entry @e, being written, needs another try: next pass. */
-void ltrack_requeue_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
+static void requeue_entry_locked(struct aipu_ltrack *tr, struct aipu_lentry *e)
 {
 	struct aipu_ltracker *t = e->t;
 
-	aipu_ltracker_lock(t);
 	if (!t->dead && e->state == AIPU_L_ISSUING) {
 		e->state = AIPU_L_RETRY;
 		if (list_empty(&t->retried))
 			list_add_tail(&t->retried, &tr->retried);
 	}
-	aipu_ltracker_unlock(t);
+}
+
+void ltrack_requeue_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
+{
+	aipu_ltracker_lock(e->t);
+	requeue_entry_locked(tr, e);
+	aipu_ltracker_unlock(e->t);
 }
 
 static void tracker_unhash(struct aipu_ltrack *tr, struct aipu_ltracker *t)
@@ -824,13 +835,23 @@ void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 		aipu_ltracker_free(t);
 }
 
-/* The flusher is done with @e (written, or put back). */
+/*
+ * The flusher is done with @e (written, or put back).  Dirtied again while
+ * it was out (@e->again): the flusher's last look at the file (its dirty
+ * tag, I_DIRTY_INODE, I_DIRTY_TIME) may have come before, so it is put
+ * back as if the flusher had seen that: early at worst, never lost.
+ */
 void ltrack_done_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
 {
 	struct aipu_ltracker *t = e->t;
 	bool free;
 
 	aipu_ltracker_lock(t);
+	if (e->again && e->kind == AIPU_L_TIMES)
+		requeue_times_locked(tr, e);
+	else if (e->again)
+		requeue_entry_locked(tr, e);
+	e->again = false;
 	if (e->state == AIPU_L_ISSUING)
 		e->state = AIPU_L_IDLE;
 	free = put_locked(tr, t);

@@ -375,6 +375,44 @@ static void inherit(int f, pgoff_t p, unsigned long time)
 	ltrack_inherit(&tr, t, p, 1, time);
 }
 
+/* A lazytime timestamp of file @f changed. */
+static void dirty_times(int f)
+{
+	struct aipu_ltracker *t = dying[f] ? NULL :
+				  ltrack_get(&tr, &keys[f], NULL);
+	bool was_clean = times_first[f] < 0;
+
+	if (!t)
+		return;
+	if (was_clean)
+		times_first[f] = now - T0;
+	ltrack_times(&tr, t, now, was_clean);
+}
+
+/* The inode of file @f was dirtied (I_DIRTY_INODE). */
+static void dirty_meta(int f)
+{
+	struct aipu_ltracker *t = dying[f] ? NULL :
+				  ltrack_get(&tr, &keys[f], NULL);
+	bool was_clean = meta_first[f] < 0;
+
+	if (!t)
+		return;
+	if (was_clean)
+		meta_first[f] = now - T0;
+	ltrack_meta(&tr, t, now, was_clean);
+}
+
+/*
+ * Whether to dirty again what the flusher has just looked at: after its
+ * last check (the dirty tag, I_DIRTY_INODE, I_DIRTY_TIME), before its hold
+ * that is done with the entry, as a CPU may (src/flusher.c, lazytime.c).
+ */
+static bool in_window(void)
+{
+	return rand() % 4 == 0;
+}
+
 /* Timestamps: written when due, or declined and put back. */
 static int write_times(unsigned long cutoff)
 {
@@ -391,6 +429,8 @@ static int write_times(unsigned long cutoff)
 			back[f] = true;
 			ltrack_requeue_times(&tr, e);
 		}
+		if (in_window())
+			dirty_times(f);
 		ltrack_done_entry(&tr, e);
 		if (back[f] || rand() % 10 == 0)
 			return 0;	/* due again, or the rest: next call */
@@ -500,6 +540,8 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 					retried[f][p] = false;
 					whole_clean[f][p] = now - T0;
 				}
+				if (in_window())
+					dirty(f, rand() % PAGES, 1 + rand() % 6);
 				if (again) {
 					whole_declined[f] = true;
 					ltrack_requeue_entry(&tr, e);
@@ -513,6 +555,8 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 					meta_declined[f] = true;
 					ltrack_requeue_entry(&tr, e);
 				}
+				if (in_window())
+					dirty_meta(f);
 			}
 			ltrack_done_entry(&tr, e);
 			continue;
@@ -669,29 +713,12 @@ static int model(unsigned int seed, int fail_rate)
 			if (table[f] && !dying[f] && first[f][p] >= 0)
 				ltrack_redirty(&tr, table[f], p, 1, now);
 		} else if (r < 55) {
-			struct aipu_ltracker *t = dying[f] ? NULL :
-				ltrack_get(&tr, &keys[f], NULL);
-			bool was_clean = times_first[f] < 0;
-
-			if (t) {
-				if (was_clean)
-					times_first[f] = now - T0;
-				ltrack_times(&tr, t, now, was_clean);
-			}
+			dirty_times(f);
 		} else if (r < 57) {
 			if (write_times(now - rand() % 20))
 				return 1;
 		} else if (r < 60) {
-			struct aipu_ltracker *t = dying[f] ? NULL :
-				ltrack_get(&tr, &keys[f], NULL);
-
-			if (t) {
-				bool was_clean = meta_first[f] < 0;
-
-				if (was_clean)
-					meta_first[f] = now - T0;
-				ltrack_meta(&tr, t, now, was_clean);
-			}
+			dirty_meta(f);
 		} else if (r < 70) {
 			/* Now and then a stall longer than the wheel's turn. */
 			now += rand() % 400 ? 1 + rand() % 4 :
