@@ -41,7 +41,13 @@ void aipu_lazytime_update(void)
 		WRITE_ONCE(expire_s, v);
 }
 
-static void times_one(struct aipu_dev *d, struct aipu_lentry *r, bool write)
+/*
+ * @time: @r's, read when it was taken (a dirtying meanwhile may move it
+ * under the locks, for the requeue; the pages this write dirties are of the
+ * dirtying being written).
+ */
+static void times_one(struct aipu_dev *d, struct aipu_lentry *r,
+		      unsigned long time, bool write)
 {
 	bool written = false, dirty = false;
 	unsigned long flags;
@@ -52,7 +58,7 @@ static void times_one(struct aipu_dev *d, struct aipu_lentry *r, bool write)
 		dirty = aipu_inode_state(p.inode) & I_DIRTY_TIME;
 		if (write && dirty) {
 			/* A buffer it dirties goes out in this pass. */
-			WRITE_ONCE(d->inherit_time, r->time);
+			WRITE_ONCE(d->inherit_time, time);
 			WRITE_ONCE(d->inheritor, current);
 			sync_inode_metadata(p.inode, 0);
 			WRITE_ONCE(d->inheritor, NULL);
@@ -87,16 +93,19 @@ void aipu_lazytime_write(struct aipu_dev *d)
 	unsigned long cutoff = jiffies - (unsigned long)READ_ONCE(expire_s) * HZ;
 	unsigned long flags;
 	bool write = aipu_kupdate_is_off();
+	unsigned long time = 0;
 	struct aipu_lentry *r;
 	unsigned int n;
 
 	for (n = 0; n < AIPU_TIMES_PER_PASS && !kthread_should_stop(); n++) {
 		flags = aipu_dev_lock(d);
 		r = ltrack_take_times(&d->tr, cutoff);
+		if (r)
+			time = r->time;
 		aipu_dev_unlock(d, flags);
 		if (!r)
 			break;
-		times_one(d, r, write);
+		times_one(d, r, time, write);
 		cond_resched();
 	}
 }

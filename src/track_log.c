@@ -287,11 +287,16 @@ int ltrack_pages_fast(struct aipu_ltracker *t, pgoff_t start,
 	    t->where == AIPU_L_NOWHERE ||
 	    (t->where == AIPU_L_WHEEL && time_before(time, t->node.time)))
 		return AIPU_FAST_NO;
-	dl->pages_dirtied += nr;
+	/*
+	 * Only this CPU writes @dl (interrupts off), but stat sums every CPU's
+	 * share meanwhile, locklessly: marked stores for its marked loads.
+	 */
+	WRITE_ONCE(dl->pages_dirtied, dl->pages_dirtied + nr);
 	done = flog_dirty(&t->q, start, nr, time);
 	pages = t->q.log.pages + t->q.retry_pages + t->out_pages;
-	dl->bytes += (long)(t->q.log.bytes - t->counted_bytes);
-	dl->pages += (long)(pages - t->counted_pages);
+	WRITE_ONCE(dl->bytes,
+		   dl->bytes + (long)(t->q.log.bytes - t->counted_bytes));
+	WRITE_ONCE(dl->pages, dl->pages + (long)(pages - t->counted_pages));
 	t->counted_bytes = t->q.log.bytes;
 	t->counted_pages = pages;
 	return done < nr ? AIPU_FAST_SHORT : AIPU_FAST_DONE;
@@ -992,59 +997,22 @@ bool ltrack_idle(struct aipu_ltrack *tr)
 }
 
 /*
- * Memory pressure (the shrinker): bound @t as a whole at its oldest time
- * (no later than any page it replaces: written early, never late) and free
- * its queue, at most @budget objects a call; phase 1 finishes what the
- * shrinker leaves.  Returns the objects freed.
+ * Bound @t as a whole at the older of @time and its own oldest (no later
+ * than any page it replaces: written early, never late) and free its queue,
+ * at most @budget objects a call.  Returns the objects freed; the caller
+ * calls again while that is @budget, and phase 1 finishes what it leaves.
  */
-static unsigned long degrade_locked(struct aipu_ltrack *tr,
-				    struct aipu_ltracker *t,
-				    unsigned long budget, unsigned long now)
+static unsigned long whole_drain_locked(struct aipu_ltrack *tr,
+					struct aipu_ltracker *t,
+					unsigned long time,
+					unsigned long budget)
 {
 	unsigned long left = budget;
 
 	if (t->dead || t->whole.state == AIPU_L_ISSUING)
 		return 0;	/* its walk may be past a page we would free */
 	if (!t->draining) {
-		if (t->whole.state == AIPU_L_IDLE)
-			tr->st.fallbacks++;
 		/* It stands for pages that may be due in this pass. */
-		if (t->whole.state == AIPU_L_RETRY)
-			t->whole.state = AIPU_L_WAITING;
-		whole_by(tr, t, file_oldest(t, now));
-	}
-	drain(tr, t, &left);
-	requeue(tr, t);
-	return budget - left;
-}
-
-unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-			     unsigned long budget, unsigned long now)
-{
-	unsigned long ret;
-
-	aipu_ltracker_lock(t);
-	ret = degrade_locked(tr, t, budget, now);
-	aipu_ltracker_unlock(t);
-	return ret;
-}
-
-/*
- * Nothing of @t can be written for now (umount holds its super block) and
- * its pages dirtied at @time are already late: rather than put them back
- * every period, bound the file as a whole at the older of @time and its
- * own oldest, and free its queue, @budget objects a call.  Returns the
- * objects freed; the caller calls again while that is @budget.
- */
-static unsigned long park_locked(struct aipu_ltrack *tr,
-				 struct aipu_ltracker *t, unsigned long time,
-				 unsigned long budget)
-{
-	unsigned long left = budget;
-
-	if (t->dead || t->whole.state == AIPU_L_ISSUING)
-		return 0;
-	if (!t->draining) {
 		if (t->whole.state == AIPU_L_RETRY)
 			t->whole.state = AIPU_L_WAITING;
 		whole_cover(tr, t, file_oldest(t, time));
@@ -1054,15 +1022,34 @@ static unsigned long park_locked(struct aipu_ltrack *tr,
 	return budget - left;
 }
 
-unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-			  unsigned long time, unsigned long budget)
+static unsigned long whole_drain(struct aipu_ltrack *tr,
+				 struct aipu_ltracker *t, unsigned long time,
+				 unsigned long budget)
 {
 	unsigned long ret;
 
 	aipu_ltracker_lock(t);
-	ret = park_locked(tr, t, time, budget);
+	ret = whole_drain_locked(tr, t, time, budget);
 	aipu_ltracker_unlock(t);
 	return ret;
+}
+
+/* Memory pressure (the shrinker): give back @t's queue. */
+unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			     unsigned long budget, unsigned long now)
+{
+	return whole_drain(tr, t, now, budget);
+}
+
+/*
+ * Nothing of @t can be written for now (umount holds its super block) and
+ * its pages dirtied at @time are already late: rather than put them back
+ * every period, bound the file as a whole.
+ */
+unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			  unsigned long time, unsigned long budget)
+{
+	return whole_drain(tr, t, time, budget);
 }
 
 /*

@@ -375,32 +375,32 @@ static void inherit(int f, pgoff_t p, unsigned long time)
 	ltrack_inherit(&tr, t, p, 1, time);
 }
 
-/* A lazytime timestamp of file @f changed. */
-static void dirty_times(int f)
+/* An entry of file @f other than its pages, dirty since *@first (< 0: clean). */
+static void dirty_entry(int f, long *first,
+			void (*mark)(struct aipu_ltrack *, struct aipu_ltracker *,
+				     unsigned long, bool))
 {
 	struct aipu_ltracker *t = dying[f] ? NULL :
 				  ltrack_get(&tr, &keys[f], NULL);
-	bool was_clean = times_first[f] < 0;
+	bool was_clean = *first < 0;
 
 	if (!t)
 		return;
 	if (was_clean)
-		times_first[f] = now - T0;
-	ltrack_times(&tr, t, now, was_clean);
+		*first = now - T0;
+	mark(&tr, t, now, was_clean);
+}
+
+/* A lazytime timestamp of file @f changed. */
+static void dirty_times(int f)
+{
+	dirty_entry(f, &times_first[f], ltrack_times);
 }
 
 /* The inode of file @f was dirtied (I_DIRTY_INODE). */
 static void dirty_meta(int f)
 {
-	struct aipu_ltracker *t = dying[f] ? NULL :
-				  ltrack_get(&tr, &keys[f], NULL);
-	bool was_clean = meta_first[f] < 0;
-
-	if (!t)
-		return;
-	if (was_clean)
-		meta_first[f] = now - T0;
-	ltrack_meta(&tr, t, now, was_clean);
+	dirty_entry(f, &meta_first[f], ltrack_meta);
 }
 
 /*
