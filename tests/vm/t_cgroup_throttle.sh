@@ -12,21 +12,16 @@
 # SLOW_PAGES random pages of its own file (about 30 s of writing at that
 # rate); once they are due and issued, cgroup "aipu_fast" dirties
 # FAST_PAGES pages of another file on the same ext4, and each must reach
-# the disk within [t, t+4.5] s of its own dirtying t (max_age 3 s, period
+# the disk within [t+3, t+4.5] s of its own dirtying t (max_age 3 s, period
 # 1 s; pagetrace.py against an O_DIRECT marker, as t_age_bound), while the
 # slow cgroup still has writes held by its throttle (its io.stat), so the
 # check is made while the throttle is real. A flusher that waited on the
 # slow cgroup's writes would reach the fast pages about 30 s late.
 #
 # io.max (blk-throttle) queues a throttled bio and returns: the issuer does
-# not wait. AIPU_CG_THROTTLE=iocost (not part of make check) throttles the
-# slow cgroup with blk-iocost instead: a cost model of 2,000 random writes a
-# second, io.weight 1 against 10,000, and the fast cgroup kept active by an
-# O_DIRECT writer (20 writes a second), so the slow cgroup's share is about
-# 0.2 writes a second while the fast one's pages could go at once. iocost
-# makes the issuing task itself wait out its cgroup's debt: aipu's one
-# flusher per device then waits for the slow cgroup, and this test fails
-# (docs/design.md §1: open).
+# not wait, so aipu's one flusher per device goes on to the next file.
+# Throttles that make the issuing task itself wait (blk-iocost,
+# blk-iolatency) are not covered: docs/design.md §1.
 set -euo pipefail
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -73,47 +68,6 @@ wios() {
 		"$CG/$1/io.stat"
 }
 
-# throttle_on iomax|iocost: limit aipu_slow to about WIOPS writes a second.
-throttle_on() {
-	case "$1" in
-	iomax)
-		echo "$majmin wiops=$WIOPS" >"$CG/aipu_slow/io.max" || die "cannot set io.max of aipu_slow"
-		on_exit "echo '$majmin wiops=max' >$CG/aipu_slow/io.max"
-		log "io.max of aipu_slow: $(cat "$CG/aipu_slow/io.max")"
-		;;
-	iocost)
-		[ -w "$CG/io.cost.qos" ] || die "no $CG/io.cost.qos: the kernel lacks CONFIG_BLK_CGROUP_IOCOST"
-		echo "$majmin ctrl=user model=linear rbps=1000000000 rseqiops=100000 rrandiops=100000 wbps=1000000000 wseqiops=2000 wrandiops=2000" \
-			>"$CG/io.cost.model" || die "cannot set io.cost.model"
-		echo "$majmin enable=1 ctrl=user rpct=0 rlat=0 wpct=0 wlat=0 min=100.00 max=100.00" \
-			>"$CG/io.cost.qos" || die "cannot set io.cost.qos"
-		on_exit "echo '$majmin enable=0' >$CG/io.cost.qos"
-		echo "default 1" >"$CG/aipu_slow/io.weight"
-		echo "default 10000" >"$CG/aipu_fast/io.weight"
-		# Active, so that iocost gives the slow cgroup its small share.
-		in_cgroup aipu_fast bash -c "while :; do dd if=/dev/zero of=$AIPU_MNT/busy bs=4096 count=1 \
-			oflag=direct conv=notrunc status=none; sleep 0.05; done" &
-		BUSY=$!
-		on_exit "kill $BUSY 2>/dev/null; wait $BUSY 2>/dev/null"
-		log "io.cost.qos: $(grep "^$majmin " "$CG/io.cost.qos"); io.cost.model: $(grep "^$majmin " "$CG/io.cost.model")"
-		;;
-	*) die "AIPU_CG_THROTTLE must be iomax or iocost, not '$1'" ;;
-	esac
-}
-# throttle_off: let what the throttle holds go (before the umount).
-throttle_off() {
-	case "${AIPU_CG_THROTTLE:-iomax}" in
-	iomax) echo "$majmin wiops=max" >"$CG/aipu_slow/io.max" ;;
-	iocost)
-		# The fast cgroup idle, the slow one has the whole device again.
-		kill "$BUSY" 2>/dev/null || true
-		wait "$BUSY" 2>/dev/null || true
-		sleep 1
-		echo "$majmin enable=0" >"$CG/io.cost.qos"
-		;;
-	esac
-}
-
 fs_make ext4 "$dev"
 mk=$AIPU_MNT/marker
 msec=$(marker_sector "$mk" 2) || die "cannot find the marker file's sectors"
@@ -125,8 +79,9 @@ in_cgroup aipu_slow dd if=/dev/zero of="$AIPU_MNT/slow" bs=4096 count=$((SLOW_PA
 in_cgroup aipu_fast dd if=/dev/zero of="$AIPU_MNT/fast" bs=4096 count=$((FAST_PAGES * 2)) \
 	conv=fsync status=none || die "cannot write the fast cgroup's file"
 sync
-throttle_on "${AIPU_CG_THROTTLE:-iomax}"
-log "marker at sector $msec"
+echo "$majmin wiops=$WIOPS" >"$CG/aipu_slow/io.max" || die "cannot set io.max of aipu_slow"
+on_exit "echo '$majmin wiops=max' >$CG/aipu_slow/io.max"
+log "io.max of aipu_slow: $(cat "$CG/aipu_slow/io.max"); marker at sector $msec"
 
 aipu_load policy=aipu max_age_ms=3000 period_ms=1000 handover_ms=0
 
@@ -170,6 +125,6 @@ assert_lt "$((w2 - w0))" "$SLOW_PAGES" \
 assert_eq 0 "$(aipu_dev_field "$majmin" pages_late)" "no page of the device was late by aipu's count"
 
 # Lift the throttle so that the held writes go before the umount.
-throttle_off
+echo "$majmin wiops=max" >"$CG/aipu_slow/io.max"
 sync
 aipu_unload
