@@ -43,13 +43,18 @@ majmin=$(disk_majmin "$dev")
 
 if ! mountpoint -q "$CG"; then
 	mount -t cgroup2 none "$CG" || die "cannot mount cgroup2 on $CG"
+	on_exit "umount $CG"
 fi
+# The controllers enabled here are disabled again at the end, for the
+# tests after this one in the same boot.
 for c in io memory; do
 	grep -qw "$c" "$CG/cgroup.controllers" ||
 		die "cgroup2 lacks the $c controller (cgroup writeback needs io and memory): $(cat "$CG/cgroup.controllers")"
+	grep -qw "$c" "$CG/cgroup.subtree_control" && continue
+	echo "+$c" >"$CG/cgroup.subtree_control" ||
+		die "cannot enable the $c controller in $CG/cgroup.subtree_control"
+	on_exit "echo -$c >$CG/cgroup.subtree_control"
 done
-echo "+io +memory" >"$CG/cgroup.subtree_control" ||
-	die "cannot enable the io and memory controllers in $CG/cgroup.subtree_control"
 for g in aipu_slow aipu_fast; do
 	mkdir -p "$CG/$g"
 	on_exit "rmdir $CG/$g"
