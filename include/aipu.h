@@ -14,7 +14,9 @@
  *   mapping.c  finding a mapping's tracker, its lifetime, pinning it
  *   mem.c      slab caches and the reserve the probes fall back on
  *   shrink.c   memory pressure: files fall back to whole-file runs
- *   flusher.c  per-device flusher threads: phase 1 scan, phase 2 issue
+ *   issue.c    phase 2's writes of one take: pin, write, hand back
+ *   wbq.c      a take per cgroup writeback context, issued by its worker
+ *   flusher.c  per-device flusher threads: phase 1 scan, phase 2 takes
  *   policy.c   kernel / aipu / pu / stage, and Linux's periodic writeback
  *   handover.c whether Linux still holds dirty data aipu never saw
  *   purge.c    write purge: drop pages aipu wrote once they are clean
@@ -24,7 +26,8 @@
  *   sysfs.c    /sys/kernel/aipu/
  *
  * Calls go down this list's dependency order, never in a circle: flusher
- * uses policy, purge, lazytime, mapping, dev, track and mem; lazytime uses
+ * uses wbq, issue, policy, purge, lazytime, mapping, dev, track and mem;
+ * wbq uses issue; issue uses purge, mapping, dev and track; lazytime uses
  * policy, proc, mapping, dev and track; purge and mapping use dev and
  * track; hook uses mapping, track, policy and flusher; policy uses
  * handover and proc; handover uses proc ("track": track_log.c and the
@@ -33,6 +36,7 @@
 #ifndef AIPU_H
 #define AIPU_H
 
+#include <linux/atomic.h>
 #include <linux/types.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -72,6 +76,7 @@ struct aipu_dev {
 	struct aipu_lbatch *batch;	/* phase 2's take, allocated with it */
 	bool started, sleeping;
 	bool dead;			/* being reaped: add nothing (lock) */
+	bool stopping;			/* rmmod or reap: end batches early */
 	unsigned int idle_ticks;	/* periods with nothing tracked */
 	unsigned long idle_since;	/* jiffies: last seen tracking */
 	struct task_struct *inheritor;	/* writing metadata: see hook.c */
@@ -88,7 +93,12 @@ struct aipu_dev {
 	} scan;
 
 	/* purge.c */
-	struct list_head purges;
+	struct list_head purges;	/* under @lock */
+
+	/* wbq.c: the flusher's, but @wbq_written */
+	struct list_head wbqs;		/* a queue per writeback context */
+	unsigned int nr_wbqs;
+	atomic_long_t wbq_written;	/* by the workers, for the pass's count */
 };
 
 /* What stat and the histograms add up (src/dev.c). */
@@ -150,6 +160,7 @@ struct aipu_ltracker *aipu_mapping_tracker(struct aipu_dev *d,
 					   bool *gone);
 void aipu_mapping_kill(struct address_space *mapping);
 void aipu_mapping_forget(struct aipu_dev *d);
+const void *aipu_tracker_wb(struct aipu_dev *d, struct aipu_ltracker *t);
 enum aipu_pin_result aipu_pin(struct aipu_ltracker *t, struct aipu_pin *p,
 			      enum aipu_pin_how how);
 void aipu_unpin(struct aipu_pin *p);
@@ -226,13 +237,44 @@ void aipu_purge_exit(struct aipu_dev *d);
 void aipu_lazytime_update(void);
 void aipu_lazytime_write(struct aipu_dev *d);
 
+/* issue.c: what a take's pages get. */
+enum aipu_issue_how {
+	AIPU_ISSUE_WRITE,	/* written */
+	AIPU_ISSUE_CHECK,	/* looked at only: policy "kernel" */
+	AIPU_ISSUE_BUSY,	/* put back untouched, still dirty */
+};
+
+struct aipu_extent;
+unsigned long aipu_issue_batch(struct aipu_dev *d, struct aipu_ltracker *t,
+			       const struct aipu_extent *x, unsigned int n,
+			       enum aipu_issue_how how);
+unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
+			       enum aipu_issue_how how);
+bool aipu_issue_inherits(struct aipu_dev *d, unsigned long *time);
+
+/* wbq.c */
+enum aipu_wbq_result {
+	AIPU_WBQ_QUEUED,	/* the context's worker issues it */
+	AIPU_WBQ_FULL,		/* the context has its takes out: put it back */
+	AIPU_WBQ_INLINE,	/* no queue (memory, too many): issue it */
+};
+
+enum aipu_wbq_result aipu_wbq_queue(struct aipu_dev *d, const void *wb,
+				    struct aipu_ltracker *t,
+				    struct aipu_lentry *e,
+				    const struct aipu_extent *x, unsigned int n,
+				    enum aipu_issue_how how);
+void aipu_wbq_pass(struct aipu_dev *d);
+void aipu_wbq_stop(struct aipu_dev *d);
+int aipu_wbq_init(void);
+void aipu_wbq_exit(void);
+
 /* flusher.c */
 int aipu_flusher_start(void);
 void aipu_flusher_stop(void);
 void aipu_flusher_kick(void);
 void aipu_flusher_poke(struct aipu_dev *d);
 void aipu_flusher_want(struct aipu_dev *d);
-bool aipu_flusher_inherits(struct aipu_dev *d, unsigned long *time);
 pid_t aipu_flusher_pid(struct aipu_dev *d);
 
 /* hook.c */

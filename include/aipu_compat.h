@@ -187,4 +187,22 @@ static inline void aipu_shrinker_free(struct shrinker *s)
 #endif
 }
 
+/*
+ * The cgroup writeback context (struct bdi_writeback) an inode's writes are
+ * charged to, if it is not the device's own (@root); NULL otherwise or
+ * without cgroup writeback.  Only compared, never followed: the caller
+ * keeps the inode alive, not the context.
+ */
+static inline const void *aipu_inode_wb(struct inode *inode,
+					struct backing_dev_info *root)
+{
+#ifdef CONFIG_CGROUP_WRITEBACK
+	const struct bdi_writeback *wb = READ_ONCE(inode->i_wb);
+
+	return wb == &root->wb ? NULL : wb;
+#else
+	return NULL;
+#endif
+}
+
 #endif /* AIPU_COMPAT_H */

@@ -33,6 +33,8 @@ struct aipu_stats {
 	u64 times_dirtied;	/* lazytime timestamps dirtied alone */
 	u64 times_written;	/* inodes whose lazytime timestamps aipu wrote */
 	u64 lock_hold_max_ns;	/* longest hold of the device's lock */
+	u64 wb_takes;		/* takes issued by a cgroup context's worker */
+	u64 wb_full;		/* put back: their context had its takes out */
 };
 
 #define AIPU_HIST_BUCKETS 16	/* 0, 1, 2-3, 4-7, ..., >= 16384 */

@@ -93,6 +93,7 @@ static void dev_init(struct aipu_dev *d, struct backing_dev_info *bdi)
 	raw_spin_lock_init(&d->lock);
 	ltrack_init(&d->tr, d->slots, AIPU_SLOT_JIFFIES, jiffies);
 	INIT_LIST_HEAD(&d->purges);
+	INIT_LIST_HEAD(&d->wbqs);
 	d->created = jiffies;
 }
 
@@ -205,6 +206,8 @@ static void stats_add(struct aipu_stats *sum, const struct aipu_stats *s)
 	sum->pages_redirtied += s->pages_redirtied;
 	sum->times_dirtied += s->times_dirtied;
 	sum->times_written += s->times_written;
+	sum->wb_takes += s->wb_takes;
+	sum->wb_full += s->wb_full;
 	sum->lock_hold_max_ns = max(sum->lock_hold_max_ns, s->lock_hold_max_ns);
 }
 

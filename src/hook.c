@@ -38,7 +38,7 @@ static unsigned long record_time(struct aipu_dev *d, bool *inherit)
 {
 	unsigned long time;
 
-	*inherit = aipu_flusher_inherits(d, &time);
+	*inherit = aipu_issue_inherits(d, &time);
 	return *inherit ? time : jiffies;
 }
 
@@ -75,7 +75,7 @@ static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
 	unsigned long unused, flags;
 	int r;
 
-	if (!t || redirty || aipu_flusher_inherits(d, &unused))
+	if (!t || redirty || aipu_issue_inherits(d, &unused))
 		return AIPU_FAST_NO;
 	*time = jiffies;
 	local_irq_save(flags);

@@ -259,6 +259,16 @@ static enum aipu_pin_result pin_ref(struct aipu_pin *p, struct inode *inode)
 }
 
 /*
+ * The cgroup writeback context @t's writes are charged to, NULL for the
+ * device's own (or an evicted file).  @d's lock held: a tracker seen alive
+ * under it has a valid inode (see aipu_pin()).
+ */
+const void *aipu_tracker_wb(struct aipu_dev *d, struct aipu_ltracker *t)
+{
+	return t->dead ? NULL : aipu_inode_wb(t->host, d->bdi);
+}
+
+/*
  * Pin @t's inode (@how: I_SYNC for data, a reference for metadata) and take
  * its super block's s_umount, shared, so neither eviction nor umount can
  * pull the mapping away while we write.  A tracker seen alive under its

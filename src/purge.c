@@ -28,7 +28,12 @@ struct purge {
 	unsigned int tries;
 };
 
-/* Each device's list of ranges (d->purges) is touched by its flusher only. */
+/*
+ * Each device's list of ranges (d->purges): added to by whoever wrote them
+ * (the flusher, or a cgroup context's worker: src/wbq.c) under the
+ * device's lock; worked through by the flusher, which takes the list out
+ * first.
+ */
 
 static void count(struct aipu_dev *d, unsigned long purged,
 		  unsigned long kept)
@@ -40,7 +45,7 @@ static void count(struct aipu_dev *d, unsigned long purged,
 	aipu_dev_unlock(d, flags);
 }
 
-/* Flusher context, with the tracker held by the batch just issued. */
+/* Process context, with the tracker held by the batch just issued. */
 void aipu_purge_add(struct aipu_dev *d, struct aipu_ltracker *t,
 		    pgoff_t start, pgoff_t end)
 {
@@ -57,8 +62,8 @@ void aipu_purge_add(struct aipu_dev *d, struct aipu_ltracker *t,
 	p->tries = 0;
 	flags = aipu_dev_lock(d);
 	ltrack_hold(t);
-	aipu_dev_unlock(d, flags);
 	list_add_tail(&p->list, &d->purges);
+	aipu_dev_unlock(d, flags);
 }
 
 static unsigned long cached_pages(struct address_space *m, pgoff_t start,
@@ -170,13 +175,22 @@ static void purge_free(struct aipu_dev *d, struct purge *p)
 void aipu_purge_run(struct aipu_dev *d)
 {
 	struct purge *p, *tmp;
+	unsigned long flags;
+	LIST_HEAD(run);
 
-	list_for_each_entry_safe(p, tmp, &d->purges, list)
+	flags = aipu_dev_lock(d);
+	list_splice_init(&d->purges, &run);
+	aipu_dev_unlock(d, flags);
+	list_for_each_entry_safe(p, tmp, &run, list)
 		if (purge_try(d, p))
 			purge_free(d, p);
+	/* What is left is tried again next pass, before what came since. */
+	flags = aipu_dev_lock(d);
+	list_splice(&run, &d->purges);
+	aipu_dev_unlock(d, flags);
 }
 
-/* Flusher stopped: forget the ranges, keep the pages. */
+/* Flusher and workers stopped: forget the ranges, keep the pages. */
 void aipu_purge_exit(struct aipu_dev *d)
 {
 	struct purge *p, *tmp;

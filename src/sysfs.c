@@ -93,6 +93,8 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 	EMIT("mem_bytes", aipu_mem_bytes());
 	EMIT("handover_waiting", aipu_handover_waiting());
 	EMIT("pages_fast", s.pages_fast);
+	EMIT("wb_takes", s.wb_takes);
+	EMIT("wb_full", s.wb_full);
 #undef EMIT
 	return n;
 }
