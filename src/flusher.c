@@ -119,7 +119,7 @@ static unsigned long batch_pages(struct aipu_lbatch *b)
 /*
  * A take's write: by the flusher itself, or, for a file in a cgroup's
  * writeback context (@wb), by that context's worker (src/wbq.c), so that a
- * cgroup its throttle holds holds up only its own files.  Metadata stays
+ * cgroup held by its throttle delays only its own files.  Metadata stays
  * here: its write is not throttled (REQ_META), and the pages it dirties
  * inherit its time from the thread that wrote it.  Returns what the
  * flusher wrote itself.

@@ -149,6 +149,81 @@ static long meta_first[NF];		/* the inode dirty since */
 static bool meta_declined[NF];		/* its write declined this pass */
 static bool whole_declined[NF];		/* so for the whole-file entry */
 
+/*
+ * Takes a cgroup context's worker holds (src/wbq.c): written later, maybe
+ * passes later, after the file's eviction, in any order.
+ */
+#define NHELD 4
+static struct {
+	struct aipu_lbatch b;
+	struct aipu_lentry *e;
+	bool used;
+} held[NHELD];
+/* Held takes so far: the model must have held some. */
+static unsigned long held_taken;
+
+static const struct aipu_ltracker *held_tracker(int k)
+{
+	if (!held[k].used)
+		return NULL;
+	return held[k].e ? held[k].e->t : held[k].b.t;
+}
+
+/* The model's last pass: every held take written, none held again. */
+static bool drain_held;
+
+/* Is page @p of file @f in a held take no later than its first time? */
+static bool held_covers(int f, pgoff_t p)
+{
+	const struct aipu_lbatch *b;
+	unsigned int i, k;
+
+	for (k = 0; k < NHELD; k++) {
+		if (!held[k].used)
+			continue;
+		if (held[k].e) {
+			if (held[k].e->t == table[f] &&
+			    held[k].e->kind == AIPU_L_WHOLE &&
+			    !time_after(held[k].e->time, T0 + first[f][p]))
+				return true;
+			continue;
+		}
+		b = &held[k].b;
+		if (b->t != table[f])
+			continue;
+		for (i = 0; i < b->n; i++)
+			if (p >= b->x[i].index &&
+			    p < b->x[i].index + b->x[i].nr &&
+			    !time_after(b->x[i].time, T0 + first[f][p]))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * File @f's queue is drained (the shrinker, an umount's park) while takes
+ * of it are held: the live bits of their pages go with it, so a page
+ * cleaned by someone else meanwhile and dirtied again has no "moved"
+ * record, and the held take may put it back at its older time: early,
+ * never late.
+ */
+static void held_early(int f)
+{
+	const struct aipu_lbatch *b;
+	unsigned int i, k;
+	pgoff_t p;
+
+	for (k = 0; k < NHELD; k++) {
+		if (!held[k].used || held[k].e || held[k].b.t != table[f])
+			continue;
+		b = &held[k].b;
+		for (i = 0; i < b->n; i++)
+			for (p = b->x[i].index;
+			     p < b->x[i].index + b->x[i].nr && p < PAGES; p++)
+				early_ok[f][p] = true;
+	}
+}
+
 /* Pages of @f with a live queued entry no later than their time. */
 static unsigned int good[PAGES];
 
@@ -201,10 +276,12 @@ whole:
 				 t->whole.state == AIPU_L_RETRY) &&
 				!time_after(t->whole.time, T0 + first[f][i]);
 
-		if (first[f][i] >= 0 && !good[i] && !by_whole)
+		if (first[f][i] >= 0 && !good[i] && !by_whole &&
+		    !held_covers(f, i))
 			printf("  file %d page %u first %ld where %d whole %d\n",
 			       f, i, first[f][i], t->where, t->whole.state);
-		CHECK(first[f][i] < 0 || good[i] || by_whole);
+		CHECK(first[f][i] < 0 || good[i] || by_whole ||
+		      held_covers(f, i));
 	}
 	CHECK(meta_first[f] < 0 ||
 	      ((t->meta.state == AIPU_L_WAITING ||
@@ -231,6 +308,26 @@ whole:
 	return 0;
 }
 
+/*
+ * The tracker of held take @k if no file or eviction knows it any more (it
+ * was killed while held) and no earlier held take has it: counted once.
+ */
+static const struct aipu_ltracker *held_dead(int k)
+{
+	const struct aipu_ltracker *t = held_tracker(k);
+	int f;
+
+	if (!t)
+		return NULL;
+	for (f = 0; f < NF; f++)
+		if (t == table[f] || t == dying[f])
+			return NULL;
+	for (f = 0; f < k; f++)
+		if (t == held_tracker(f))
+			return NULL;
+	return t;
+}
+
 /* The device's gauges are the sums over its files' queues, live or dying. */
 static int check_gauges(void)
 {
@@ -238,8 +335,8 @@ static int check_gauges(void)
 	const struct aipu_ltracker *t;
 	int f;
 
-	for (f = 0; f < NF; f++) {
-		t = dying[f] ? dying[f] : table[f];
+	for (f = 0; f < NF + NHELD; f++) {
+		t = f >= NF ? held_dead(f - NF) : dying[f] ? dying[f] : table[f];
 		if (!t)
 			continue;
 		bytes += t->q.log.bytes;
@@ -265,7 +362,7 @@ static int check_all(void)
 	/* An idle queue has nothing dirty to answer for. */
 	for (f = 0; f < NF && ltrack_idle(&tr); f++)
 		for (p = 0; p < PAGES; p++)
-			CHECK(first[f][p] < 0);
+			CHECK(first[f][p] < 0 || held_covers(f, p));
 	/* ltrack_oldest() is no later than any file's time, to a slot. */
 	if (ltrack_oldest(&tr, &time))
 		for (f = 0; f < NF; f++)
@@ -468,11 +565,127 @@ static void between_holds(void)
 		evict_step(f);
 		break;
 	case 2:
-		if (table[f] && !dying[f])
+		if (table[f] && !dying[f]) {
+			held_early(f);
 			ltrack_degrade(&tr, table[f], 1 + rand() % 30, now);
+		}
 		break;
 	}
 }
+
+/*
+ * Phase 2's write of batch @b of file @f's pages, merged: each page written
+ * or still dirty (declined), maybe dirtied again or inheriting meanwhile.
+ * A file evicted since the take (a batch held by a context's worker,
+ * src/wbq.c) has no pages left: its batch goes back as done.
+ */
+static void write_batch(struct aipu_lbatch *b)
+{
+	int f = (const char *)b->t->key - keys;
+	unsigned int i, n = flog_merge(b->x, b->n);
+	pgoff_t p;
+
+	for (i = 0; i < n; i++) {
+		for (p = b->x[i].index; p < b->x[i].index + b->x[i].nr; p++) {
+			bool still = !b->t->dead && first[f][p] >= 0 &&
+				     rand() % 12 == 0;
+
+			if (b->t->dead) {
+				ltrack_done_pages(&tr, b->t, p, 1,
+						  b->x[i].time, false);
+				continue;
+			}
+			if (still) {
+				declined[f][p] = true;
+				retried[f][p] = true;
+			} else {
+				first[f][p] = -1;
+				retried[f][p] = false;
+			}
+			if (rand() % 30 == 0)
+				dirty(f, p, 1);	/* during the write */
+			if (rand() % 40 == 0)
+				inherit(rand() % NF, rand() % PAGES,
+					b->x[i].time);
+			still = first[f][p] >= 0 && (still || rand() % 2);
+			ltrack_done_pages(&tr, b->t, p, 1, b->x[i].time,
+					  still);
+		}
+	}
+	ltrack_put(&tr, b->t);
+}
+
+/*
+ * Phase 2's write of whole-file entry @e: every dirty page written but
+ * those declined, which put the entry back.  An evicted file's entry is
+ * done.
+ */
+static void write_entry(struct aipu_lentry *e)
+{
+	int f = (const char *)e->t->key - keys;
+	bool again = false;
+	pgoff_t p;
+
+	for (p = 0; p < PAGES && !e->t->dead; p++) {
+		if (first[f][p] < 0)
+			continue;
+		if (rand() % 15 == 0) {
+			declined[f][p] = again = true;
+			retried[f][p] = true;
+			continue;
+		}
+		first[f][p] = -1;
+		retried[f][p] = false;
+		whole_clean[f][p] = now - T0;
+	}
+	if (!e->t->dead && in_window())
+		dirty(f, rand() % PAGES, 1 + rand() % 6);
+	if (again) {
+		whole_declined[f] = true;
+		ltrack_requeue_entry(&tr, e);
+	}
+	ltrack_done_entry(&tr, e);
+}
+
+/* Hold batch @b or entry @e, now and then, if a slot is free. */
+static bool hold(struct aipu_lbatch *b, struct aipu_lentry *e)
+{
+	int i;
+
+	if (drain_held || rand() % 5)
+		return false;
+	for (i = 0; i < NHELD; i++) {
+		if (held[i].used)
+			continue;
+		held[i].used = true;
+		held[i].e = e;
+		held_taken++;
+		if (b)
+			held[i].b = *b;
+		return true;
+	}
+	return false;
+}
+
+
+/* A held take is written now (@all: every one). */
+static void release_held(bool all)
+{
+	int i = rand() % NHELD, k;
+
+	for (k = 0; k < NHELD; k++, i = (i + 1) % NHELD) {
+		if (!held[i].used)
+			continue;
+		held[i].used = false;
+		if (held[i].e)
+			write_entry(held[i].e);
+		else
+			write_batch(&held[i].b);
+		if (!all)
+			return;
+	}
+}
+
 
 static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 {
@@ -482,7 +695,7 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 	unsigned long issued = 0, tc, next;
 	struct aipu_ltracker *t;
 	struct aipu_lentry *e;
-	unsigned int budget, i, n;
+	unsigned int budget, i;
 	int f;
 	pgoff_t p;
 
@@ -511,7 +724,11 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 	 * first due file's next time, as the flusher's due_left() does.
 	 */
 	tc = rand() % 3 ? cutoff : cutoff - rand() % 8;
+	if (drain_held)
+		release_held(true);
 	for (;;) {
+		if (rand() % 8 == 0)
+			release_held(false);
 		if (limit && issued >= limit) {
 			stopped = true;
 			break;
@@ -525,27 +742,10 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 			issued++;
 			CHECK(staging || time_before(e->time, cutoff));
 			if (e->kind == AIPU_L_WHOLE) {
-				bool again = false;
-
 				CHECK(!whole_declined[f]);
-				for (p = 0; p < PAGES; p++) {
-					if (first[f][p] < 0)
-						continue;
-					if (rand() % 15 == 0) {
-						declined[f][p] = again = true;
-						retried[f][p] = true;
-						continue;
-					}
-					first[f][p] = -1;
-					retried[f][p] = false;
-					whole_clean[f][p] = now - T0;
-				}
-				if (in_window())
-					dirty(f, rand() % PAGES, 1 + rand() % 6);
-				if (again) {
-					whole_declined[f] = true;
-					ltrack_requeue_entry(&tr, e);
-				}
+				if (!hold(NULL, e))
+					write_entry(e);
+				continue;
 			} else if (e->kind == AIPU_L_META) {
 				/* Put back: due in the next pass, not this. */
 				CHECK(!meta_declined[f]);
@@ -584,32 +784,8 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 				      retried[f][p] ||
 				      time_before(T0 + first[f][p], cutoff));
 			}
-		n = flog_merge(b.x, b.n);
-		for (i = 0; i < n; i++) {
-			for (p = b.x[i].index; p < b.x[i].index + b.x[i].nr;
-			     p++) {
-				bool still = first[f][p] >= 0 &&
-					     rand() % 12 == 0;
-
-				if (still) {
-					declined[f][p] = true;
-					retried[f][p] = true;
-				} else {
-					first[f][p] = -1;
-					retried[f][p] = false;
-				}
-				if (rand() % 30 == 0)
-					dirty(f, p, 1);	/* during the write */
-				if (rand() % 40 == 0)
-					inherit(rand() % NF, rand() % PAGES,
-						b.x[i].time);
-				still = first[f][p] >= 0 &&
-					(still || rand() % 2);
-				ltrack_done_pages(&tr, b.t, p, 1, b.x[i].time,
-						  still);
-			}
-		}
-		ltrack_put(&tr, b.t);
+		if (!hold(&b, NULL))
+			write_batch(&b);
 	}
 	/* A batch goes past max_batch by less than an entry. */
 	CHECK(!limit || issued < limit + AIPU_LOG_LEN_MAX);
@@ -621,13 +797,16 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 		for (p = 0; p < PAGES && staged[f]; p++)
 			CHECK(first[f][p] < 0 || declined[f][p] ||
 			      fresh[f][p] || first[f][p] == (long)(now - T0) ||
-			      (table[f] && table[f]->whole.state != AIPU_L_IDLE));
+			      (table[f] && table[f]->whole.state != AIPU_L_IDLE) ||
+			      held_covers(f, p));
 	for (f = 0; f < NF && !stopped; f++)
 		CHECK(meta_first[f] < 0 || meta_declined[f] ||
 		      !time_before(T0 + meta_first[f], cutoff));
 	/* Nothing due is left but what was put back, or max_batch left. */
 	for (f = 0; f < NF && !stopped; f++)
 		for (p = 0; p < PAGES; p++) {
+			if (held_covers(f, p))
+				continue;	/* out with a worker */
 			if (!(first[f][p] < 0 || declined[f][p] ||
 			      !time_before(T0 + first[f][p], cutoff))) {
 				struct aipu_ltracker *t = table[f];
@@ -675,6 +854,9 @@ static int model(unsigned int seed, int fail_rate)
 	memset(dying, 0, sizeof(dying));
 	memset(table, 0, sizeof(table));
 	memset(&fast, 0, sizeof(fast));
+	memset(held, 0, sizeof(held));
+	drain_held = false;
+	held_taken = 0;
 	fast_taken = 0;
 	fast_refused = 0;
 	now = T0;
@@ -702,6 +884,8 @@ static int model(unsigned int seed, int fail_rate)
 		} else if (r < 48) {
 			evict_step(f);
 		} else if (r < 50) {
+			if (table[f] && !dying[f])
+				held_early(f);
 			if (table[f] && !dying[f] && rand() % 2)
 				ltrack_degrade(&tr, table[f], 1 + rand() % 30,
 					       now);
@@ -736,6 +920,7 @@ static int model(unsigned int seed, int fail_rate)
 	}
 	unit_fail_every = 0;
 	now++;
+	drain_held = true;
 	if (pass(now, 0, 0) || check_all())	/* all dirtied before now */
 		return 1;
 	for (f = 0; f < NF; f++) {
@@ -753,6 +938,9 @@ static int model(unsigned int seed, int fail_rate)
 	CHECK(ltrack_idle(&tr));
 	/* Both ways were walked: the fast path and the device's. */
 	CHECK(fast_taken > 100 && fast_refused > 100);
+	/* Takes were held across passes, and all written in the end. */
+	CHECK(held_taken > 50 && !held_tracker(0) && !held_tracker(1) &&
+	      !held_tracker(2) && !held_tracker(3));
 	printf("  model (allocations failing 1 in %d, 0: none): %llu pages dirtied, %llu taken, %llu retried, %llu fallbacks; %lu probes on the fast path, %lu refused or not tried\n",
 	       fail_rate,
 	       (unsigned long long)(tr.st.pages_dirtied + fast.pages_dirtied),

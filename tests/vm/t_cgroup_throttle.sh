@@ -19,17 +19,21 @@
 # slow cgroup's writes would reach the fast pages about 30 s late.
 #
 # io.max (blk-throttle) queues a throttled bio and returns: the issuer does
-# not wait, so aipu's one flusher per device goes on to the next file.
+# not wait.
 #
-# AIPU_CG_THROTTLE=iocost (not part of make check: it FAILS today) starves
-# the slow cgroup with blk-iocost instead: a cost model of 200 random
-# writes a second, io.weight 1 against 10,000, and the fast cgroup kept
-# busy by an O_DIRECT fio, so the slow cgroup's share is a few writes a
+# AIPU_CG_THROTTLE=iocost (t_cgroup_iocost runs it) starves the slow cgroup
+# with blk-iocost instead: a cost model of 200 random writes a second,
+# io.weight 1 against 10,000, and the fast cgroup kept busy by an O_DIRECT
+# fio (on a file laid out beforehand, and seen issuing before the slow
+# cgroup dirties anything), so the slow cgroup's share is a few writes a
 # minute. iocost makes the issuing task itself sleep until its cgroup's
-# debt is paid: aipu's one flusher per device sleeps there, and the fast
-# cgroup's pages wait with it (docs/design.md §1, open). On Debian's 6.1
-# the guest then also reported a soft lockup in the block layer under the
-# sleeping flusher: run it there only to see that.
+# debt is paid: before aipu issued a cgroup's files from a worker of that
+# cgroup's writeback context (src/wbq.c), its one flusher per device slept
+# there and the fast cgroup's pages waited with it (none written 6 s after
+# their dirtying; on Debian's 6.1 the guest also soft-locked).
+#
+# Both modes check that the files went through their contexts' workers
+# (stat wb_takes), so the test fails if cgroup writeback is not in play.
 set -euo pipefail
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -81,6 +85,20 @@ wios() {
 		"$CG/$1/io.stat"
 }
 
+# busy_issuing: wait (30 s at most) until the fast cgroup's fio sends 20
+# writes in a second: iocost starves the slow cgroup only while the fast
+# one is busy.
+busy_issuing() {
+	local i a b
+	for ((i = 0; i < 30; i++)); do
+		a=$(wios aipu_fast)
+		sleep 1
+		b=$(wios aipu_fast)
+		[ "$((b - a))" -ge 20 ] && return 0
+	done
+	die "the fast cgroup's fio did not get busy in 30 s ($((b - a)) writes in the last second)"
+}
+
 THROTTLE=${AIPU_CG_THROTTLE:-iomax}
 # throttle_on: hold the slow cgroup back (io.max, or iocost's weights
 # against a busy fast cgroup).
@@ -106,7 +124,7 @@ throttle_on() {
 				--runtime=120 --output=/dev/null) &
 		BUSY=$!
 		on_exit "kill $BUSY 2>/dev/null; wait $BUSY 2>/dev/null; true"
-		sleep 3
+		busy_issuing
 		log "iocost: $(grep "^$majmin " "$CG/io.cost.qos"); busy fio: $(grep "^$majmin " "$CG/aipu_fast/io.stat")"
 		;;
 	*) die "AIPU_CG_THROTTLE must be iomax or iocost, not '$THROTTLE'" ;;
@@ -136,11 +154,17 @@ in_cgroup aipu_slow dd if=/dev/zero of="$AIPU_MNT/slow" bs=4096 count=$((SLOW_PA
 	conv=fsync status=none || die "cannot write the slow cgroup's file"
 in_cgroup aipu_fast dd if=/dev/zero of="$AIPU_MNT/fast" bs=4096 count=$((FAST_PAGES * 2)) \
 	conv=fsync status=none || die "cannot write the fast cgroup's file"
+if [ "$THROTTLE" = iocost ]; then
+	# The fast cgroup's busy file, laid out now: fio then issues at once.
+	in_cgroup aipu_fast dd if=/dev/zero of="$AIPU_MNT/busy" bs=1M count=32 \
+		conv=fsync status=none || die "cannot write the busy file"
+fi
 sync
 throttle_on
 log "marker at sector $msec"
 
 aipu_load policy=aipu max_age_ms=3000 period_ms=1000 handover_ms=0
+takes0=$(aipu_stat wb_takes)
 
 w0=$(wios aipu_slow)
 out=$(in_cgroup aipu_slow python3 "$TESTS_DIR/dirty.py" "$AIPU_MNT/slow" --first-page 0 \
@@ -180,6 +204,8 @@ fi
 assert_lt "$((w2 - w0))" "$SLOW_PAGES" \
 	"the slow cgroup's throttle still held writes after the fast window ($((w2 - w0)) of $SLOW_PAGES sent)"
 assert_eq 0 "$(aipu_dev_field "$majmin" pages_late)" "no page of the device was late by aipu's count"
+assert_ge "$(($(aipu_stat wb_takes) - takes0))" 2 \
+	"both cgroups' files were written by their writeback contexts' workers (stat wb_takes)"
 
 throttle_off
 sync
