@@ -27,11 +27,11 @@
  *
  * Calls go down this list's dependency order, never in a circle: flusher
  * uses wbq, issue, policy, purge, lazytime, mapping, dev, track and mem;
- * wbq uses issue; issue uses purge, mapping, dev and track; lazytime uses
- * policy, proc, mapping, dev and track; purge and mapping use dev and
- * track; hook uses mapping, track, policy and flusher; policy uses
- * handover and proc; handover uses proc ("track": track_log.c and the
- * files above it).
+ * wbq uses issue and policy; issue uses purge, mapping, dev and track;
+ * lazytime uses policy, proc, mapping, dev and track; purge and mapping
+ * use dev and track; hook uses issue, mapping, track, policy and flusher;
+ * policy uses handover and proc; handover uses proc ("track": track_log.c
+ * and the files above it).
  */
 #ifndef AIPU_H
 #define AIPU_H

@@ -86,6 +86,9 @@ static void wbq_work(struct work_struct *w)
 	struct aipu_take *k;
 
 	while ((k = next_take(q))) {
+		/* A switch to "kernel" meanwhile stops writing here too. */
+		if (k->how == AIPU_ISSUE_WRITE && !aipu_policy_writes())
+			k->how = AIPU_ISSUE_CHECK;
 		blk_start_plug(&plug);
 		written = k->e ? aipu_issue_entry(q->d, k->e, k->how) :
 				 aipu_issue_batch(q->d, k->t, k->x, k->n,
