@@ -129,10 +129,11 @@ static unsigned long issue_take(struct aipu_dev *d, struct aipu_lentry *e,
 				enum aipu_issue_how how)
 {
 	struct aipu_ltracker *t = e ? e->t : b->t;
-	unsigned int n = e ? 0 : flog_merge(b->x, b->n);
+	struct aipu_extent *x = e ? NULL : b->x;
+	unsigned int n = e ? 0 : flog_merge(x, b->n);
 
 	if (wb && how == AIPU_ISSUE_WRITE) {
-		switch (aipu_wbq_queue(d, wb, t, e, b->x, n, how)) {
+		switch (aipu_wbq_queue(d, wb, t, e, x, n, how)) {
 		case AIPU_WBQ_QUEUED:
 			return 0;
 		case AIPU_WBQ_FULL:
@@ -143,7 +144,7 @@ static unsigned long issue_take(struct aipu_dev *d, struct aipu_lentry *e,
 		}
 	}
 	return e ? aipu_issue_entry(d, e, how) :
-		   aipu_issue_batch(d, t, b->x, n, how);
+		   aipu_issue_batch(d, t, x, n, how);
 }
 
 /*

@@ -172,7 +172,8 @@ enum aipu_wbq_result aipu_wbq_queue(struct aipu_dev *d, const void *wb,
 	k->e = e;
 	k->how = how;
 	k->n = n;
-	memcpy(k->x, x, flex_array_size(k, x, n));
+	if (n)
+		memcpy(k->x, x, flex_array_size(k, x, n));
 	spin_lock(&q->lock);
 	list_add_tail(&k->list, &q->takes);
 	spin_unlock(&q->lock);
