@@ -15,9 +15,11 @@
  * root cgroup, or no cgroup writeback) are written by the flusher itself,
  * as before.
  *
- * A context has at most AIPU_WBQ_DEPTH takes out (queued or being issued):
- * the flusher puts a further take of it back, still dirty, to be retried
- * next pass, so a starved cgroup costs a take a pass, not memory.  A device
+ * A context has at most AIPU_WBQ_TAKES takes and AIPU_WBQ_EXTENTS extents
+ * out (queued or being issued): enough that a file taken a jiffy at a time
+ * (paced) flows through while the worker writes, few enough that a
+ * starved cgroup holds little; the flusher puts a further take of it back,
+ * still dirty, to be retried next pass.  A device
  * keeps at most AIPU_WBQ_MAX queues; beyond that, or without memory, the
  * flusher issues the take itself (today's behaviour, never a lost page).
  * Queues idle for AIPU_WBQ_IDLE_PASSES passes are freed by the flusher.
@@ -36,8 +38,9 @@
 
 #include "aipu.h"
 
-/* Takes a context may have out: one being issued and the next. */
-#define AIPU_WBQ_DEPTH 2
+/* What a context may have out: takes, and extents in them (24 B each). */
+#define AIPU_WBQ_TAKES 16
+#define AIPU_WBQ_EXTENTS 1024
 /* Contexts a device issues through queues of their own. */
 #define AIPU_WBQ_MAX 64
 /* Passes a queue with nothing out lives on. */
@@ -59,6 +62,7 @@ struct aipu_wbq {
 	spinlock_t lock;		/* @takes and @out */
 	struct list_head takes;
 	unsigned int out;		/* takes queued or being issued */
+	unsigned int extents;		/* in them */
 	unsigned int idle;		/* passes with none out */
 	struct work_struct work;
 };
@@ -95,10 +99,11 @@ static void wbq_work(struct work_struct *w)
 						  k->how);
 		blk_finish_plug(&plug);
 		atomic_long_add(written, &q->d->wbq_written);
-		kfree(k);
 		spin_lock(&q->lock);
 		q->out--;
+		q->extents -= k->n;
 		spin_unlock(&q->lock);
+		kfree(k);
 		cond_resched();
 	}
 }
@@ -153,9 +158,13 @@ enum aipu_wbq_result aipu_wbq_queue(struct aipu_dev *d, const void *wb,
 		return AIPU_WBQ_INLINE;
 	q->idle = 0;
 	spin_lock(&q->lock);
-	full = q->out >= AIPU_WBQ_DEPTH;
-	if (!full)
+	/* One take always fits: a batch has at most AIPU_LBATCH_MAX extents. */
+	full = q->out && (q->out >= AIPU_WBQ_TAKES ||
+			  q->extents + n > AIPU_WBQ_EXTENTS);
+	if (!full) {
 		q->out++;
+		q->extents += n;
+	}
 	spin_unlock(&q->lock);
 	if (full) {
 		count(d, &d->st.wb_full);
@@ -165,6 +174,7 @@ enum aipu_wbq_result aipu_wbq_queue(struct aipu_dev *d, const void *wb,
 	if (!k) {
 		spin_lock(&q->lock);
 		q->out--;
+		q->extents -= n;
 		spin_unlock(&q->lock);
 		return AIPU_WBQ_INLINE;
 	}
