@@ -14,7 +14,8 @@
  * The caller is the device's flusher (src/flusher.c) or, for a file whose
  * inode belongs to a cgroup's writeback context, that context's worker
  * (src/wbq.c): so everything here keeps its state in the take and the
- * device, under the device's lock, and none in the thread.
+ * device, under the device's lock, and none in the thread, but the
+ * metadata write's inheritor, which only the flusher writes.
  */
 #include <linux/blkdev.h>
 #include <linux/fs.h>
@@ -28,7 +29,7 @@
 #include "aipu_compat.h"
 #include "aipu_trace.h"
 
-/* And the longest a batch's counts wait to reach stat. */
+/* The longest a batch's counts wait to reach stat. */
 #define AIPU_HANDBACK_JIFFIES (HZ / 10)
 
 /*
@@ -148,8 +149,9 @@ static unsigned long handback_range(struct handback *h,
 /*
  * ->writepages counts a page it declined (folio_redirty_for_writepage()) as
  * written; the probe counts such pages in @t->declined while a batch or an
- * entry of @t is out.  Only this thread resets the count, and the read of
- * a counter that only grows meanwhile needs no lock.
+ * entry of @t is out.  Only a take of a file with nothing out resets the
+ * count (take_pages()), and one writer at a time writes a file (the I_SYNC
+ * pin), so the read of a counter that only grows meanwhile needs no lock.
  */
 static unsigned long declined(struct aipu_ltracker *t)
 {
