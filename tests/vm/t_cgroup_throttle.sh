@@ -16,7 +16,10 @@
 # 1 s; pagetrace.py against an O_DIRECT marker, as t_age_bound), while the
 # slow cgroup still has writes held by its throttle (its io.stat), so the
 # check is made while the throttle is real. A flusher that waited on the
-# slow cgroup's writes would reach the fast pages about 30 s late.
+# slow cgroup's writes would reach the fast pages about 30 s late. On a
+# kernel AIPU_TIME_SCALE times slower (the debug kernel) max_age is that
+# many times 3 s and the window [max_age, max_age + 1.5 s], so that the
+# set-up fits inside max_age; the window is no wider.
 #
 # io.max (blk-throttle) queues a throttled bio and returns: the issuer does
 # not wait.
@@ -47,8 +50,12 @@ set -euo pipefail
 aipu_require_ko
 aipu_loaded && die "aipu is already loaded"
 
-LO=3.0
-HI=4.5
+# On a slower kernel (AIPU_TIME_SCALE, the debug kernel) the set-up must fit
+# inside max_age: max_age grows with it, the window's width (a period and
+# a half) does not.
+MAX_AGE_MS=$((3000 * $(time_scale)))
+LO=$(awk -v m="$MAX_AGE_MS" 'BEGIN { printf "%.1f", m / 1000 }')
+HI=$(awk -v m="$MAX_AGE_MS" 'BEGIN { printf "%.1f", m / 1000 + 1.5 }')
 WIOPS=10
 SLOW_PAGES=300
 FAST_PAGES=100
@@ -134,7 +141,7 @@ throttle_on() {
 		(echo "$BASHPID" >"$CG/aipu_fast/cgroup.procs" &&
 			exec fio --name=busy --filename="$AIPU_MNT/busy" --size=32M --rw=randwrite \
 				--bs=4k --direct=1 --ioengine=libaio --iodepth=16 --time_based \
-				--runtime=120 --output=/dev/null) &
+				--runtime=$((120 * $(time_scale))) --output=/dev/null) &
 		BUSY=$!
 		on_exit "kill $BUSY 2>/dev/null; wait $BUSY 2>/dev/null; true"
 		busy_issuing
@@ -186,7 +193,7 @@ sync
 throttle_on
 log "marker at sector $msec"
 
-aipu_load policy=aipu max_age_ms=3000 period_ms=1000 handover_ms=0
+aipu_load policy=aipu max_age_ms=$MAX_AGE_MS period_ms=1000 handover_ms=0
 takes0=$(aipu_stat wb_takes)
 
 w0=$(wios aipu_slow)
@@ -209,12 +216,14 @@ for path in sys.argv[2:]:
     os.close(fd)
 ' "$EXTRA_PAGES" "${extras[@]}" || die "dirtying the extra files in aipu_slow failed"
 fi
-# Due at 3 s; by 4.5 s aipu has issued them and the throttle holds them.
-left_us=$((t_slow + 4500000 - $(now_us)))
-[ "$left_us" -gt 0 ] || die "dirtying the extra files outlasted the 4.5-s window: $((4500000 - left_us)) us"
+# Due at max_age; by HI aipu has issued them and the throttle holds them.
+hi_us=$(((MAX_AGE_MS + 1500) * 1000))
+left_us=$((t_slow + hi_us - $(now_us)))
+[ "$left_us" -gt 0 ] ||
+	die "dirtying the extra files outlasted the $HI-s window: $((hi_us - left_us)) us (a slower kernel: set AIPU_TIME_SCALE)"
 sleep "$((left_us / 1000000)).$(printf '%06d' $((left_us % 1000000)))"
 w1=$(wios aipu_slow)
-log "aipu_slow 4.5 s after its dirtying: $((w1 - w0)) writes done; $(grep "^$majmin " "$AIPU_SYSFS/devices")"
+log "aipu_slow $HI s after its dirtying: $((w1 - w0)) writes done; $(grep "^$majmin " "$AIPU_SYSFS/devices")"
 if [ "$THROTTLE" = iomax ]; then
 	assert_gt "$((w1 - w0))" 0 "the slow cgroup's pages are being written when the fast cgroup's are dirtied"
 else
@@ -231,7 +240,7 @@ out=$(in_cgroup aipu_fast python3 "$TESTS_DIR/pagetrace.py" dirty "$AIPU_MNT/fas
 	--marker "$mk:0" --end-marker "$mk:4096" --log "$TEST_TMP/fast.log") ||
 	die "pagetrace dirty in aipu_fast failed: $out"
 log "fast: $out"
-sleep 6
+sleep $((MAX_AGE_MS / 1000 + 3))
 # The throttle's evidence, read now: the slow cgroup has not yet sent all.
 w2=$(wios aipu_slow)
 busy_stop
@@ -272,10 +281,11 @@ if [ "$THROTTLE" = iocost ]; then
 		"the slow cgroup's takes beyond the 16 its context may have out were put back (stat wb_full)"
 	# What was put back is aipu's to write, throttle off, without a sync.
 	drained() { [ "$(aipu_dev_field "$majmin" pages_tracked)" -eq 0 ]; }
-	if wait_until 60 drained; then
-		pass "aipu wrote every page of the device, those put back included, within 60 s of the throttle's end"
+	drain_s=$((60 * $(time_scale)))
+	if wait_until "$drain_s" drained; then
+		pass "aipu wrote every page of the device, those put back included, within $drain_s s of the throttle's end"
 	else
-		fail "aipu still tracks $(aipu_dev_field "$majmin" pages_tracked) pages of the device 60 s after the throttle's end"
+		fail "aipu still tracks $(aipu_dev_field "$majmin" pages_tracked) pages of the device $drain_s s after the throttle's end"
 	fi
 fi
 sync
