@@ -65,12 +65,13 @@ out=$(dirty_pages "$fast" --first-page 2048 --count "$FAST_PAGES" --stride 2 \
 	--marker "$fast:0" --end-marker "$fast:4096" --max-ms 2000) || die "dirty.py on $fast failed: $out"
 log "fast: $out"
 sleep 6
-blktrace_stop "$trace"
-# The stall's evidence, read now: parsing the trace takes tens of seconds
-# on the debug kernel, by which time the slow backlog may have drained.
+# The stall's evidence, read now, before blktrace_stop: its blkparse takes
+# tens of seconds on the debug kernel, by which time the slow backlog may
+# have drained.
 tracked=$(aipu_dev_field "$slow_id" pages_tracked)
 oldest=$(aipu_dev_field "$slow_id" oldest_age_ms)
 fast_late=$(aipu_dev_field "$fast_id" pages_late)
+blktrace_stop "$trace"
 aipu_dump
 sed 's/^/# devices: /' "$AIPU_SYSFS/devices"
 
@@ -88,7 +89,12 @@ assert_gt "${tracked:-0}" 0 "the slow device still had dirty pages tracked after
 assert_ge "${oldest:-0}" 8000 "the slow device's oldest page was older than its bound (stalled, not idle)"
 assert_eq 0 "${fast_late:-missing}" "no page of the fast device was late"
 
-# Drain the slow device before rmmod (its flusher's pass must end).
+# Drain the slow device before rmmod (its flusher's pass must end). A page
+# dirtied first makes it active now: on the debug kernel the trace's
+# parsing above outlasts the 30 idle periods after which aipu reaps a
+# device that tracks nothing, and the slow device must still be counted
+# when it is removed.
+dirty_pages "$slow" --first-page 0 --count 1 >/dev/null || die "dirty.py on $slow failed"
 log "draining the slow device: $(aipu_dev_field "$slow_id" pages_tracked) pages"
 sync
 
