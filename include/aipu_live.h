@@ -29,10 +29,20 @@
  *
  * Bits live in chunks of AIPU_LIVE_CHUNK_PAGES pages (an rbtree by base,
  * with a hint for runs of nearby pages): about 0.2 B a page where the dirty
- * pages are dense, a chunk per page at worst.  Chunks and moved entries come
- * from the caller (aipu_live_*_alloc()): in the kernel from aipu's own
- * reserve, so the probe allocates nothing from the slab under a raw
- * spinlock (PREEMPT_RT).  Callers hold the file's lock.
+ * pages are dense, a chunk per page at worst.  Finding a random page's
+ * chunk in the tree was most of what a random page costs above a
+ * sequential one (docs/design.md, 4), so a file with AIPU_LIVE_DIR_MIN
+ * chunks also gets a directory: a 4-KiB array of the chunk pointers of one
+ * window of AIPU_LIVE_DIR_SLOTS chunks (1 GiB of 4-KiB pages), the window
+ * of the chunk that made it, so a page there finds its chunk in one load.
+ * Every chunk stays in the tree; the directory only mirrors its window, is
+ * a speed-up only (without memory for it the tree serves alone), and goes
+ * with the file's last chunk.  Chunks, directories and moved entries come
+ * from the caller (aipu_live_*_alloc()): in the kernel chunks and moved
+ * entries from aipu's own reserve, so the probe allocates nothing from the
+ * slab under a raw spinlock (PREEMPT_RT), and directories from the slab
+ * only where it may be called there (none on PREEMPT_RT).  Callers hold
+ * the file's lock.
  */
 #ifndef AIPU_LIVE_H
 #define AIPU_LIVE_H
@@ -42,12 +52,20 @@
 
 #define AIPU_LIVE_CHUNK_PAGES	512
 #define AIPU_LIVE_WORDS		(AIPU_LIVE_CHUNK_PAGES / BITS_PER_LONG)
+/* A directory: 512 chunk pointers (4 KiB), made once a file has 8 chunks. */
+#define AIPU_LIVE_DIR_SLOTS	512
+#define AIPU_LIVE_DIR_PAGES	(AIPU_LIVE_DIR_SLOTS * AIPU_LIVE_CHUNK_PAGES)
+#define AIPU_LIVE_DIR_MIN	8
 
 struct aipu_live_chunk {
 	struct rb_node node;
 	pgoff_t base;			/* a multiple of AIPU_LIVE_CHUNK_PAGES */
 	unsigned int set;		/* bits set */
 	unsigned long bits[AIPU_LIVE_WORDS];
+};
+
+struct aipu_live_dir {
+	struct aipu_live_chunk *slot[AIPU_LIVE_DIR_SLOTS];
 };
 
 struct aipu_moved {
@@ -59,6 +77,8 @@ struct aipu_moved {
 struct aipu_live {
 	struct rb_root chunks;
 	struct aipu_live_chunk *hint;	/* the chunk used last */
+	struct aipu_live_dir *dir;	/* the chunks of one window, or NULL */
+	pgoff_t dir_base;		/* the window's first page */
 	struct rb_root moved;
 	unsigned long nr_chunks, nr_moved, pages;
 };
@@ -66,6 +86,8 @@ struct aipu_live {
 /* Provided by the kernel glue or the unit tests. */
 struct aipu_live_chunk *aipu_live_chunk_alloc(void);
 void aipu_live_chunk_free(struct aipu_live_chunk *c);
+struct aipu_live_dir *aipu_live_dir_alloc(void);
+void aipu_live_dir_free(struct aipu_live_dir *dir);
 struct aipu_moved *aipu_moved_alloc(void);
 void aipu_moved_free(struct aipu_moved *m);
 

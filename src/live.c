@@ -15,6 +15,8 @@ void live_init(struct aipu_live *l)
 {
 	l->chunks = RB_ROOT;
 	l->hint = NULL;
+	l->dir = NULL;
+	l->dir_base = 0;
 	l->moved = RB_ROOT;
 	l->nr_chunks = 0;
 	l->nr_moved = 0;
@@ -31,16 +33,58 @@ static struct aipu_live_chunk *chunk_of(struct rb_node *n)
 	return rb_entry(n, struct aipu_live_chunk, node);
 }
 
-/* The chunk holding @index's bit, made if @make; NULL if none or no memory. */
-static struct aipu_live_chunk *chunk_find(struct aipu_live *l, pgoff_t index,
-					  bool make)
+/* @base's slot in the directory, NULL if there is none or it is outside. */
+static struct aipu_live_chunk **dir_slot(struct aipu_live *l, pgoff_t base)
+{
+	pgoff_t n;
+
+	if (!l->dir || base < l->dir_base)
+		return NULL;
+	n = (base - l->dir_base) / AIPU_LIVE_CHUNK_PAGES;
+	return n < AIPU_LIVE_DIR_SLOTS ? &l->dir->slot[n] : NULL;
+}
+
+/*
+ * Give the file a directory of the window holding @base, filled from the
+ * tree: at most AIPU_LIVE_DIR_SLOTS chunks are looked at, however many the
+ * file has.  Tried when the file's chunks reach AIPU_LIVE_DIR_MIN and each
+ * time they double, so failing costs O(1) a chunk made.
+ */
+static void dir_make(struct aipu_live *l, pgoff_t base)
+{
+	struct rb_node *n = l->chunks.rb_node, *first = NULL;
+	struct aipu_live_chunk *c;
+	pgoff_t end;
+
+	if (l->dir || l->nr_chunks < AIPU_LIVE_DIR_MIN ||
+	    (l->nr_chunks & (l->nr_chunks - 1)))
+		return;
+	l->dir = aipu_live_dir_alloc();
+	if (!l->dir)
+		return;
+	memset(l->dir, 0, sizeof(*l->dir));
+	l->dir_base = base - base % AIPU_LIVE_DIR_PAGES;
+	end = l->dir_base + (AIPU_LIVE_DIR_PAGES - AIPU_LIVE_CHUNK_PAGES);
+	while (n) {			/* the window's first chunk */
+		c = chunk_of(n);
+		if (c->base < l->dir_base) {
+			n = n->rb_right;
+		} else {
+			first = n;
+			n = n->rb_left;
+		}
+	}
+	for (n = first; n && chunk_of(n)->base <= end; n = rb_next(n))
+		*dir_slot(l, chunk_of(n)->base) = chunk_of(n);
+}
+
+/* The chunk at @base in the tree, made (and linked) if @make. */
+static struct aipu_live_chunk *tree_find(struct aipu_live *l, pgoff_t base,
+					 bool make)
 {
 	struct rb_node **p = &l->chunks.rb_node, *parent = NULL;
-	pgoff_t base = chunk_base(index);
-	struct aipu_live_chunk *c = l->hint;
+	struct aipu_live_chunk *c;
 
-	if (c && c->base == base)
-		return c;
 	while (*p) {
 		parent = *p;
 		c = chunk_of(parent);
@@ -49,7 +93,7 @@ static struct aipu_live_chunk *chunk_find(struct aipu_live *l, pgoff_t index,
 		else if (base > c->base)
 			p = &parent->rb_right;
 		else
-			return l->hint = c;
+			return c;
 	}
 	if (!make)
 		return NULL;
@@ -62,16 +106,53 @@ static struct aipu_live_chunk *chunk_find(struct aipu_live *l, pgoff_t index,
 	rb_link_node(&c->node, parent, p);
 	rb_insert_color(&c->node, &l->chunks);
 	l->nr_chunks++;
+	return c;
+}
+
+/*
+ * The chunk holding @index's bit, made if @make; NULL if none or no memory.
+ * In the directory's window its slot answers (every chunk of the window is
+ * there), elsewhere the tree.
+ */
+static struct aipu_live_chunk *chunk_find(struct aipu_live *l, pgoff_t index,
+					  bool make)
+{
+	pgoff_t base = chunk_base(index);
+	struct aipu_live_chunk *c = l->hint, **slot;
+
+	if (c && c->base == base)
+		return c;
+	slot = dir_slot(l, base);
+	if (slot && (*slot || !make)) {
+		if (*slot)
+			l->hint = *slot;
+		return *slot;
+	}
+	c = tree_find(l, base, make);
+	if (!c)
+		return NULL;
+	if (slot)
+		*slot = c;
+	else if (make)
+		dir_make(l, base);
 	return l->hint = c;
 }
 
 static void chunk_free(struct aipu_live *l, struct aipu_live_chunk *c)
 {
+	struct aipu_live_chunk **slot = dir_slot(l, c->base);
+
 	rb_erase(&c->node, &l->chunks);
 	if (l->hint == c)
 		l->hint = NULL;
+	if (slot)
+		*slot = NULL;
 	l->nr_chunks--;
 	aipu_live_chunk_free(c);
+	if (!l->nr_chunks && l->dir) {
+		aipu_live_dir_free(l->dir);
+		l->dir = NULL;
+	}
 }
 
 static struct aipu_moved *moved_find(struct aipu_live *l, pgoff_t index)

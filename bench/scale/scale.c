@@ -421,6 +421,17 @@ void aipu_live_chunk_free(struct aipu_live_chunk *c)
 	cache_free(&this_cpu->c[C_CHUNK], c);
 }
 
+/* As src/mem.c: the 4-KiB segments' cache. */
+struct aipu_live_dir *aipu_live_dir_alloc(void)
+{
+	return cache_alloc(&this_cpu->c[C_SEG4096]);
+}
+
+void aipu_live_dir_free(struct aipu_live_dir *dir)
+{
+	cache_free(&this_cpu->c[C_SEG4096], dir);
+}
+
 struct aipu_moved *aipu_moved_alloc(void)
 {
 	return cache_alloc(&this_cpu->c[C_MOVED]);

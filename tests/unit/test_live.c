@@ -69,6 +69,13 @@ static struct entry q[MAXQ];		/* the log, oldest first */
 static unsigned int qh, qt;
 static long first[PAGES];		/* first-dirty time, -1 if clean */
 static bool whole[PAGES];		/* bounded by the whole-file run */
+/* Model page i is the file's page base + i * spread. */
+static pgoff_t base, spread = 1;
+
+static pgoff_t idx(unsigned int i)
+{
+	return base + i * spread;
+}
 
 /* Every dirty page has one non-stale queued entry, no later than its time. */
 static int check(struct aipu_live *l)
@@ -80,7 +87,7 @@ static int check(struct aipu_live *l)
 	memset(nq, 0, sizeof(nq));
 	for (i = qh; i < qt; i++) {
 		nq[q[i].page]++;
-		if (!unit_moved_stale(l, q[i].page, q[i].time) &&
+		if (!unit_moved_stale(l, idx(q[i].page), q[i].time) &&
 		    first[q[i].page] >= 0 &&
 		    (long)q[i].time <= first[q[i].page])
 			nlive[q[i].page]++;
@@ -88,11 +95,11 @@ static int check(struct aipu_live *l)
 	for (i = 0; i < PAGES; i++) {
 		if (first[i] >= 0 && !(nlive[i] >= 1 || whole[i]))
 			printf("  page %u first %ld bit %d queued %u\n", i,
-			       first[i], live_test(l, i), nq[i]);
+			       first[i], live_test(l, idx(i)), nq[i]);
 		if (first[i] >= 0)
 			CHECK(nlive[i] >= 1 || whole[i]);
-		CHECK(live_test(l, i) == (nq[i] > 0));
-		bits += live_test(l, i);
+		CHECK(live_test(l, idx(i)) == (nq[i] > 0));
+		bits += live_test(l, idx(i));
 	}
 	CHECK(bits == l->pages);
 	return 0;
@@ -103,7 +110,7 @@ static void dirty(struct aipu_live *l, unsigned int p, unsigned long now)
 	if (first[p] >= 0)
 		return;		/* already dirty: no transition */
 	first[p] = now;
-	if (live_dirty(l, p, now) == -ENOMEM) {
+	if (live_dirty(l, idx(p), now) == -ENOMEM) {
 		whole[p] = true;	/* the file's whole-file run, early */
 		return;
 	}
@@ -111,13 +118,24 @@ static void dirty(struct aipu_live *l, unsigned int p, unsigned long now)
 	q[qt++].time = now;
 }
 
-static int test_model(void)
+/*
+ * The model over pages @b, @b + @s, ...: with @s 1 the file's 3,000 pages
+ * are 6 chunks (the tree alone); with a wider @s it has hundreds of chunks
+ * across two directory windows, a directory made, dropped with the last
+ * chunk and made again, sometimes refused (allocation failures).
+ */
+static int model(pgoff_t b, pgoff_t s)
 {
 	unsigned long now = 1000, step;
 	struct aipu_live l;
 	unsigned int i;
 
-	srand(unit_seed(11));
+	base = b;
+	spread = s;
+	qh = 0;
+	qt = 0;
+	memset(whole, 0, sizeof(whole));
+	srand(unit_seed(11 + (unsigned int)s));
 	live_init(&l);
 	for (i = 0; i < PAGES; i++)
 		first[i] = -1;
@@ -140,7 +158,7 @@ static int test_model(void)
 			struct entry e = q[qh++];
 			bool still;
 
-			if (!live_take(&l, e.page, e.time))
+			if (!live_take(&l, idx(e.page), e.time))
 				continue;
 			still = first[e.page] >= 0 && rand() % 10 == 0;
 			if (!still)
@@ -149,7 +167,7 @@ static int test_model(void)
 				dirty(&l, e.page, now);	/* during the write */
 			if (still)
 				q[qt++] = e;	/* put back at its time */
-			live_done(&l, e.page, still);
+			live_done(&l, idx(e.page), still);
 		}
 		if (step % 101 == 0 && check(&l))
 			return 1;
@@ -158,7 +176,82 @@ static int test_model(void)
 	if (check(&l))
 		return 1;
 	live_drop(&l, &(unsigned long){ ~0UL });
-	CHECK(unit_mem.chunks == 0 && unit_mem.moved == 0);
+	CHECK(unit_mem.chunks == 0 && unit_mem.moved == 0 && !unit_mem.bytes);
+	return 0;
+}
+
+static int test_model(void)
+{
+	return model(0, 1);
+}
+
+/* Pages 97 apart, from 150,000 pages before a window's end. */
+static int test_model_dir(void)
+{
+	return model(3 * AIPU_LIVE_DIR_PAGES - 150000, 97);
+}
+
+/*
+ * The directory: made at AIPU_LIVE_DIR_MIN chunks for the window of the
+ * chunk that made it, filled from the tree; pages outside it still found
+ * in the tree; refused, tried again when the chunks double; gone with the
+ * last chunk.
+ */
+static int test_dir(void)
+{
+	const pgoff_t w = 5 * AIPU_LIVE_DIR_PAGES;
+	struct aipu_live l;
+	unsigned int i;
+
+	live_init(&l);
+	/* Seven chunks, one in the window before: no directory yet. */
+	CHECK(live_dirty(&l, w - 1, 1) == AIPU_LIVE_NEW);
+	for (i = 1; i < AIPU_LIVE_DIR_MIN - 1; i++)
+		CHECK(live_dirty(&l, w + i * 1000, 1) == AIPU_LIVE_NEW);
+	CHECK(l.nr_chunks == AIPU_LIVE_DIR_MIN - 1 && !l.dir);
+	/* The eighth makes it, for its window, with the six chunks there. */
+	CHECK(live_dirty(&l, w + 200000, 1) == AIPU_LIVE_NEW);
+	CHECK(l.dir && l.dir_base == w && unit_mem.bytes == sizeof(*l.dir));
+	for (i = 1; i < AIPU_LIVE_DIR_MIN - 1; i++) {
+		CHECK(live_test(&l, w + i * 1000));
+		CHECK(!live_test(&l, w + i * 1000 + 1));
+		CHECK(live_dirty(&l, w + i * 1000, 2) == AIPU_LIVE_AGAIN);
+	}
+	CHECK(live_test(&l, w - 1) && !live_test(&l, w - 2));
+	CHECK(live_test(&l, w + 200000));
+	/* A page past the window: the tree. */
+	CHECK(live_dirty(&l, w + AIPU_LIVE_DIR_PAGES + 3, 1) == AIPU_LIVE_NEW);
+	CHECK(live_test(&l, w + AIPU_LIVE_DIR_PAGES + 3));
+	CHECK(!live_test(&l, w + AIPU_LIVE_DIR_PAGES + 4));
+	/* A chunk freed in the window leaves its slot empty, and is made anew. */
+	CHECK(live_take(&l, w + 200000, 1));
+	live_done(&l, w + 200000, false);
+	CHECK(!live_test(&l, w + 200000) && l.nr_chunks == AIPU_LIVE_DIR_MIN);
+	CHECK(live_dirty(&l, w + 200001, 3) == AIPU_LIVE_NEW);
+	CHECK(live_test(&l, w + 200001) && !live_test(&l, w + 200000));
+	live_drop(&l, &(unsigned long){ ~0UL });
+	CHECK(!l.dir && !unit_mem.bytes && !unit_mem.chunks);
+
+	/* Refused at 8 chunks: the tree serves; tried again at 16. */
+	live_init(&l);
+	unit_no_dir = true;
+	for (i = 0; i < 15; i++)
+		CHECK(live_dirty(&l, i * 600, 1) == AIPU_LIVE_NEW);
+	CHECK(l.nr_chunks == 15 && !l.dir);
+	unit_no_dir = false;
+	for (i = 0; i < 15; i++)
+		CHECK(live_test(&l, i * 600) && !live_test(&l, i * 600 + 1));
+	CHECK(live_dirty(&l, 15 * 600, 1) == AIPU_LIVE_NEW);
+	CHECK(l.nr_chunks == 16 && l.dir && l.dir_base == 0);
+	for (i = 0; i < 16; i++)
+		CHECK(live_test(&l, i * 600) && !live_test(&l, i * 600 + 1));
+	/* Gone with the last chunk, whatever order they go in. */
+	for (i = 16; i-- > 0;) {
+		CHECK(live_take(&l, i * 600, 1));
+		live_done(&l, i * 600, false);
+		CHECK(!live_test(&l, i * 600));
+	}
+	CHECK(!l.nr_chunks && !l.dir && !unit_mem.bytes && !unit_mem.chunks);
 	return 0;
 }
 
@@ -197,7 +290,7 @@ static int test_range(void)
 		live_drop(&a, &(unsigned long){ ~0UL });
 		live_drop(&b, &(unsigned long){ ~0UL });
 	}
-	CHECK(unit_mem.chunks == 0 && unit_mem.moved == 0);
+	CHECK(unit_mem.chunks == 0 && unit_mem.moved == 0 && !unit_mem.bytes);
 	return 0;
 }
 
@@ -205,6 +298,8 @@ int main(void)
 {
 	RUN(test_directed);
 	RUN(test_model);
+	RUN(test_model_dir);
+	RUN(test_dir);
 	RUN(test_range);
 	return unit_done();
 }

@@ -12,6 +12,7 @@
 
 struct unit_mem unit_mem;
 int unit_fail_every, unit_fail_next;
+bool unit_no_dir;
 const char *unit_cur;
 static int passed, failed;
 
@@ -104,6 +105,20 @@ void aipu_live_chunk_free(struct aipu_live_chunk *c)
 {
 	MEM_ADD(chunks, -1);
 	free(c);
+}
+
+struct aipu_live_dir *aipu_live_dir_alloc(void)
+{
+	if (unit_no_dir || unit_fail())
+		return NULL;
+	MEM_ADD(bytes, sizeof(struct aipu_live_dir));
+	return malloc(sizeof(struct aipu_live_dir));
+}
+
+void aipu_live_dir_free(struct aipu_live_dir *dir)
+{
+	MEM_ADD(bytes, -(long)sizeof(struct aipu_live_dir));
+	free(dir);
 }
 
 struct aipu_moved *aipu_moved_alloc(void)

@@ -20,6 +20,7 @@ struct unit_mem {
 extern struct unit_mem unit_mem;
 extern int unit_fail_every;	/* fail about 1 allocation in N; 0: none */
 extern int unit_fail_next;	/* fail the next N allocations */
+extern bool unit_no_dir;		/* refuse live-bit directories */
 extern const char *unit_cur;	/* the test running */
 
 bool unit_fail(void);
