@@ -119,6 +119,7 @@ static struct aipu_live_chunk *chunk_find(struct aipu_live *l, pgoff_t index,
 {
 	pgoff_t base = chunk_base(index);
 	struct aipu_live_chunk *c = l->hint, **slot;
+	unsigned long had = l->nr_chunks;
 
 	if (c && c->base == base)
 		return c;
@@ -133,8 +134,8 @@ static struct aipu_live_chunk *chunk_find(struct aipu_live *l, pgoff_t index,
 		return NULL;
 	if (slot)
 		*slot = c;
-	else if (make)
-		dir_make(l, base);
+	else if (l->nr_chunks != had)
+		dir_make(l, base);	/* only for a chunk just made */
 	return l->hint = c;
 }
 

@@ -235,10 +235,15 @@ static int test_dir(void)
 	/* Refused at 8 chunks: the tree serves; tried again at 16. */
 	live_init(&l);
 	unit_no_dir = true;
-	for (i = 0; i < 15; i++)
+	for (i = 0; i < 8; i++)
 		CHECK(live_dirty(&l, i * 600, 1) == AIPU_LIVE_NEW);
-	CHECK(l.nr_chunks == 15 && !l.dir);
+	CHECK(l.nr_chunks == 8 && !l.dir);
 	unit_no_dir = false;
+	/* A page of a chunk the file has, at 8 chunks still: no new try. */
+	CHECK(live_dirty(&l, 3, 1) == AIPU_LIVE_NEW && !l.dir);
+	CHECK(live_dirty(&l, 7 * 600 + 3, 1) == AIPU_LIVE_NEW && !l.dir);
+	for (i = 8; i < 15; i++)
+		CHECK(live_dirty(&l, i * 600, 1) == AIPU_LIVE_NEW && !l.dir);
 	for (i = 0; i < 15; i++)
 		CHECK(live_test(&l, i * 600) && !live_test(&l, i * 600 + 1));
 	CHECK(live_dirty(&l, 15 * 600, 1) == AIPU_LIVE_NEW);
@@ -246,6 +251,8 @@ static int test_dir(void)
 	for (i = 0; i < 16; i++)
 		CHECK(live_test(&l, i * 600) && !live_test(&l, i * 600 + 1));
 	/* Gone with the last chunk, whatever order they go in. */
+	live_done(&l, 7 * 600 + 3, false);
+	live_done(&l, 3, false);
 	for (i = 16; i-- > 0;) {
 		CHECK(live_take(&l, i * 600, 1));
 		live_done(&l, i * 600, false);
