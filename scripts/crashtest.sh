@@ -133,6 +133,8 @@ fi
 echo "crash bound: records older than ${plain} ms at the reset must be on disk${longer} (seed $seed)" | tee "$summary"
 
 pass=0 fail=0
+# What in a trial's console fails it: the kernel's own reports.
+complaint='Oops|BUG:|WARNING:|Call Trace|Kernel panic'
 # judged RESULT_JSON: print "VIOLATIONS OLDEST_LOST ALSO_VIOLATIONS" (the last
 # -1 when no second bound was measured).
 judged() {
@@ -165,8 +167,12 @@ run_trials() {
 			note=" (booted twice: QEMU TCG's int3 bug killed the first boot)"
 			from=$(grep -n "int3 bug before aipu was loaded" "$tdir/console.log" | tail -n 1 | cut -d: -f1)
 		fi
-		if tail -n +"$from" "$tdir/console.log" | grep -qE 'Oops|BUG:|WARNING:|Call Trace|Kernel panic'; then
+		if tail -n +"$from" "$tdir/console.log" | grep -qE "$complaint"; then
 			echo "FAIL $name: the kernel complained (see $tdir/console.log)"
+			# The log stays on the machine that ran it: show the report
+			# here, so that a CI run says what it was.
+			tail -n +"$from" "$tdir/console.log" | grep -E -m 1 -B 5 -A 40 "$complaint" |
+				sed 's/^/#   console: /'
 			fail=$((fail + 1))
 			continue
 		fi
