@@ -65,7 +65,7 @@ else
 fi
 if grep -E "$DMESG_BAD" "$AIPU_OUT/boot.dmesg" >/dev/null; then
 	echo "run-guest: note: the boot log already has suspicious lines (not counted):"
-	grep -E "$DMESG_BAD" "$AIPU_OUT/boot.dmesg" | head -n 5 | sed 's/^/  /'
+	grep -E "$DMESG_BAD" "$AIPU_OUT/boot.dmesg" | head -n 5 | sed 's/^/  /' || true
 fi
 
 # Undo what a test that was killed or careless left behind; print what
@@ -111,7 +111,7 @@ for t in "${tests[@]}"; do
 	bad=$(grep -E "$DMESG_BAD" "$AIPU_OUT/$name.dmesg" || true)
 	if [ -n "$bad" ]; then
 		echo "FAIL: $name: the kernel log has:"
-		echo "$bad" | head -n 20 | sed 's/^/  /'
+		echo "$bad" | head -n 20 | sed 's/^/  /' || true
 		result=FAIL
 	elif [ -n "$left" ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ]; then
 		echo "FAIL: $name: left behind (now cleaned up):"
