@@ -46,7 +46,7 @@
 #                      part of make check
 # make stress         churn stress (tests/vm/t_stress.sh) for STRESS_SECONDS
 #                      (1800) on every installed kernel, or KVER=..;
-#                      make check runs it for 120 s
+#                      make check runs it for 60 s, make vmtest for 120 s
 
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(lastword $(sort $(wildcard /lib/modules/*/build))))

@@ -133,6 +133,9 @@ for t in "${tests[@]}"; do
 	*) failed=$((failed + 1)) ;;
 	esac
 	results+=("$result $name (${secs}s, exit $rc)")
+	# As it goes, so that a boot killed by its time limit still says
+	# what ran (scripts/vmtest.sh counts these then).
+	echo "$result $name (${secs}s, exit $rc)" >>"$AIPU_OUT/progress.txt"
 	echo "=== $result $name (${secs}s)"
 done
 

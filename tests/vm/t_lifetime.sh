@@ -60,6 +60,7 @@ SETTLE=$(awk -v a="$MAX_AGE" -v p="$PERIOD" 'BEGIN { printf "%.1f\n", (a + 2 * p
 # max_age + one period, + 2 s of TCG slack.
 DRAIN_MS=$((MAX_AGE + PERIOD + 2000))
 KUP=/proc/sys/vm/dirty_writeback_centisecs
+# AIPU_LIFETIME_FS: the file systems (make check: "ext4 xfs", to save time).
 FILESYSTEMS=${AIPU_LIFETIME_FS:-ext4 ext2 xfs}
 # Seconds between dirtying pages and acting on them (unlink, rmmod, umount):
 # young, about due, due (the flusher may be writing them).

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Churn stress: everything at once, for AIPU_STRESS_SECONDS (default 120;
-# `make stress` runs 1800), on four null_blk devices made for it: ext4,
+# `make check` runs 60, `make stress` 1800), on four null_blk devices made for it: ext4,
 # ext2 and xfs, two churn.py workers each (buffered, mmap and O_DIRECT
 # writes, truncate, fsync, rename, unlink), and a raw device with two
 # workers in their own regions (buffered and O_DIRECT writes, fsync). Each
