@@ -15,8 +15,8 @@
 #
 # Environment:
 #   AIPU_TESTS         tests to run (e.g. "t_sysfs t_age_bound"; default all)
-#   AIPU_VM_TIMEOUT    seconds one boot may take (default 2700: every test
-#                      of a kernel took up to about 2,000 s on the slowest
+#   AIPU_VM_TIMEOUT    seconds one boot may take (default 2700: make
+#                      check's boots took up to 1,880 s on the slowest
 #                      machine of this kind seen, against 1,300 s on others)
 #   AIPU_TEST_TIMEOUT  seconds one test may take (default 600)
 #

@@ -285,8 +285,11 @@ if [ "$THROTTLE" = iocost ]; then
 	# What was put back is aipu's to write, throttle off, without a sync.
 	# No line: the device was reaped, which it is only when it has
 	# tracked nothing for 30 periods.
-	drained() { [ "$(aipu_dev_field "$majmin" pages_tracked)" = 0 ] ||
-		! grep -q "^$majmin " "$AIPU_SYSFS/devices"; }
+	drained() {
+		local t
+		t=$(aipu_dev_field "$majmin" pages_tracked)
+		[ "${t:-0}" = 0 ]
+	}
 	drain_s=$((60 * $(time_scale)))
 	if wait_until "$drain_s" drained; then
 		pass "aipu wrote every page of the device, those put back included, within $drain_s s of the throttle's end"

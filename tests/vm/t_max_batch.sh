@@ -17,9 +17,16 @@
 #    than the 2 s bound: pages_late grows by at least 80, by no more than
 #    100, and by no less than the pages blktrace shows queued more than the
 #    bound plus two jiffies after their dirtying.
-# 2. max_batch = 0, same workload: neither counter moves, and every page is
-#    written within max_age + period (+ 0.5 s for the pass itself, as in
-#    t_age_bound).
+# 2. max_batch = 0, same workload: pages_deferred does not move, and every
+#    page is written within max_age + period (+ 0.5 s for the pass itself, as
+#    in t_age_bound), none queued more than two jiffies past the bound.
+#    pages_late counts, to the jiffy, pages taken after the bound: a pass
+#    that starts a few milliseconds after its tick (a vCPU the host did not
+#    run in time, seen under TCG: 6 of 100 pages, 7 ms past) takes the pages
+#    dirtied in those milliseconds late, and counts them. So pages_late may
+#    move here, but only by pages blktrace shows queued more than the bound
+#    less one jiffy after their dirtying (a page's dirty time in the log is
+#    never later than the true one).
 set -euo pipefail
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -98,7 +105,12 @@ m=$TEST_TMP/nobatch.m
 aipu_dump
 assert_eq "$NPAGES" "$(metric written "$m")" "max_batch=0: all $NPAGES pages written"
 assert_eq 0 "$(($(aipu_stat pages_deferred) - def0))" "max_batch=0: stat pages_deferred did not move"
-assert_eq 0 "$(($(aipu_stat pages_late) - late0))" "max_batch=0: stat pages_late did not move"
+late=$(($(aipu_stat pages_late) - late0))
+late_lo=$(pagetrace analyze --trace "$TEST_TMP/nobatch.txt" --marker-sector 8 --log "$TEST_TMP/nobatch.log" \
+	--late-ms $((BOUND_MS - jiffy_ms)) | awk '$1 == "late_q" { print $2 }') || die "pagetrace analyze failed"
+log "max_batch=0: stat pages_late +$late; $late_lo page(s) queued more than $((BOUND_MS - jiffy_ms)) ms after their dirtying"
+assert_le "$late" "$late_lo" \
+	"max_batch=0: stat pages_late counts only pages blktrace shows queued more than the bound - 1 jiffy after their dirtying"
 assert_le "$(metric max_delay_us "$m")" $(((BOUND_MS + 500) * 1000)) \
 	"max_batch=0: every page dispatched within max_age + period + 0.5 s (us)"
 assert_eq 0 "$(metric late_q "$m")" "max_batch=0: no page queued later than the bound + 2 jiffies"
