@@ -23,11 +23,22 @@
 #   kernels): arming it patches the call site. A kprobe event on the same
 #   address, enabled in the instance, keeps the site armed, and aipu's
 #   kprobe joins it as an aggregate: no text changes.
+# And what the tests' blktrace switches: its start registers probes on the
+# block tracepoints (block_bio_queue in submit_bio_noacct_nocheck(), the
+# request events in blk-mq) and its end removes them, patching the text
+# that every writer runs through. A 6.1 guest of make check hung so on
+# 2026-11-28: both vCPUs stuck 100 s and more at the block_bio_queue jump
+# label (submit_bio_noacct_nocheck+0xd2), from aipu's writeback worker and
+# from jbd2, while a fio wrote in O_DIRECT (t_cgroup_iocost). So every
+# block event is held the same way, tracing off, in two instances (not
+# the top-level buffer, which bench/scale's function_graph uses): blktrace
+# then goes 2 -> 3 -> 2.
 # Idempotent. Exit status 1, with a sentence, if a hook could not be held.
 set -euo pipefail
 
 t=/sys/kernel/tracing
 inst=$t/instances/aipu-hold
+blk=$t/instances/aipu-hold-block
 die() {
 	echo "hold-hooks: $*" >&2
 	exit 1
@@ -40,6 +51,11 @@ for d in "$t" "$inst"; do
 	for e in writeback_dirty_folio writeback_mark_inode_dirty; do
 		echo 1 >"$d/events/writeback/$e/enable" || die "cannot enable trace event $e in $d"
 	done
+done
+[ -d "$blk" ] || mkdir "$blk" || die "cannot make the trace instance $blk"
+for d in "$inst" "$blk"; do
+	echo 0 >"$d/tracing_on" || die "cannot turn tracing off in $d"
+	echo 1 >"$d/events/block/enable" || die "cannot enable the block trace events in $d"
 done
 if [ ! -d "$t/events/aipu_hold/evict" ]; then
 	echo 'p:aipu_hold/evict clear_inode' >>"$t/kprobe_events" ||

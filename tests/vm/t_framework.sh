@@ -73,3 +73,15 @@ echo "aipu-selftest: WARNING: planted line" >"$TEST_TMP/fake.dmesg"
 assert_fails "dmesg_check catches WARNING" dmesg_check "$TEST_TMP/fake.dmesg"
 echo "aipu-selftest: all fine, debug output" >"$TEST_TMP/fake.dmesg"
 assert_ok "dmesg_check ignores harmless lines" dmesg_check "$TEST_TMP/fake.dmesg"
+
+# 5. run-guest.sh held the hook points (scripts/hold-hooks.sh), the block
+#    events too: blktrace's start and stop then patch no kernel text.
+held() { # EVENT_DIR: enabled in both hold instances
+	local i
+	for i in aipu-hold aipu-hold-block; do
+		grep -q '^1' "/sys/kernel/tracing/instances/$i/events/$1/enable" || return 1
+	done
+}
+for e in block/block_bio_queue block/block_rq_insert block/block_rq_issue block/block_rq_complete; do
+	assert_ok "trace event $e held in two instances" held "$e"
+done
