@@ -84,7 +84,6 @@ commands is far too slow under QEMU/TCG.
 """
 
 import argparse
-import bisect
 import ctypes
 import mmap
 import os
@@ -179,11 +178,9 @@ def read_end_marker(path):
     return None
 
 
-def first_event(events, action, first, last, after):
-    for e in events:
-        if e.action == action and e.is_write and e.time >= after and e.overlaps(first, last):
-            return e.time
-    return None
+def first_time(hits, action):
+    """Time of the first of `hits` (time order) of kind `action`, or None."""
+    return next((e.time for e in hits if e.action == action), None)
 
 
 def max_in_window(times, width):
@@ -211,13 +208,18 @@ def analyze(events, log, marker_sector, base_sector=0, window=0.1, gap=0.3, lead
     if t0 is None:
         raise ValueError(f"no write to marker sector {marker_sector} in the trace")
     rows = []
+    writes = blkevents.SectorIndex(events, "QD")
     for page, before, _after in log:
         first = base_sector + page * SECTORS
-        last = first + SECTORS - 1
-        dirty = t0 + before
-        q = first_event(events, blkevents.QUEUE, first, last, t0)
-        d = first_event(events, blkevents.DISPATCH, first, last, t0)
-        rows.append((page, dirty, q, d))
+        hits = [e for e in writes.touching([(first, first + SECTORS - 1)]) if e.time >= t0]
+        rows.append(
+            (
+                page,
+                t0 + before,
+                first_time(hits, blkevents.QUEUE),
+                first_time(hits, blkevents.DISPATCH),
+            )
+        )
     us = lambda s: int(round(s * 1e6))  # noqa: E731
     m = {"pages": len(rows), "written": sum(1 for r in rows if r[3] is not None)}
     ranges = blkevents.parse_ranges(
@@ -286,42 +288,6 @@ def page_sectors(page, base_sector=0, extents=None):
     return blkevents.parse_ranges(",".join(f"{a}-{b}" for a, b in out))
 
 
-class SectorIndex:
-    """Write events of the given kinds, not touching `exclude`, by first sector.
-
-    window() asks, for each of thousands of pages, which writes touch it;
-    scanning every event per page cost t_shrink minutes under TCG (2,000
-    pages by 10,000 events).  An event starting at s with n sectors touches
-    [first, last] only if first - n < s <= last, so a bisection over the
-    starts, widened by the longest extent, finds every candidate.
-    """
-
-    def __init__(self, events, actions, exclude=()):
-        self.events = sorted(
-            (
-                e
-                for e in events
-                if e.action in actions
-                and e.is_write
-                and not any(e.overlaps(a, b) for a, b in exclude)
-            ),
-            key=lambda e: e.sector,
-        )
-        self.starts = [e.sector for e in self.events]
-        self.longest = max((e.nsect for e in self.events), default=0)
-
-    def touching(self, ranges):
-        """The events touching any of `ranges`, each once, in time order."""
-        found = {}
-        for first, last in ranges:
-            lo = bisect.bisect_right(self.starts, first - self.longest)
-            hi = bisect.bisect_right(self.starts, last)
-            for e in self.events[lo:hi]:
-                if e.overlaps(first, last):
-                    found[id(e)] = e
-        return sorted(found.values(), key=lambda e: e.time)
-
-
 def window(
     events,
     log,
@@ -352,7 +318,7 @@ def window(
             [],
         )
     markers = [(marker_sector, marker_sector), (end_sector, end_sector)]
-    writes = SectorIndex(events, "QD", markers)
+    writes = blkevents.SectorIndex(events, "QD", markers)
     rows, bad, missing = [], [], []
     for page, before, after in log:
         ranges = page_sectors(page, base_sector, extents)
@@ -431,7 +397,7 @@ def cmd_analyze(args):
         None if args.late_ms is None else args.late_ms / 1000,
     )
     if args.table:
-        fmt = lambda v: "-" if v is None else f"{v:.4f}"  # noqa: E731
+        fmt = lambda v: "-" if v is None else f"{v:.6f}"  # noqa: E731
         with open(args.table, "w", encoding="utf-8") as f:
             f.write("# page dirty Q D delay (s, from t0; delay = D - dirty)\n")
             for page, *times in table:

@@ -35,7 +35,7 @@ aipu_set handover_ms 0
 aipu_set max_age_ms 200
 aipu_set period_ms 100
 aipu_set policy aipu
-dirty_pages "$dev" --first-page 0 --count 32 >/dev/null
+dirty_pages "$dev" --first-page 0 --count 32 --max-ms 60000 >/dev/null
 for _ in $(seq 100); do
 	[ "$(aipu_stat pages_written)" -gt 0 ] && break
 	sleep 0.1

@@ -35,7 +35,7 @@ disk_prepare "$dev"
 # page cache (blkdev_put()), which would leave aipu nothing to write.
 exec {hold}<"$dev"
 on_exit "exec $hold<&-"
-dirty_pages "$dev" --first-page 0 --count 16 >/dev/null
+dirty_pages "$dev" --first-page 0 --count 16 --max-ms 60000 >/dev/null
 for _ in $(seq 100); do
 	[ "$(aipu_stat pages_written)" -ge 16 ] && break
 	sleep 0.1

@@ -41,7 +41,7 @@ blkevents window --trace "$trace" --marker-sector 0 --sectors "$ranges" --lo 0.9
 # waits 30 s and min_ratio keeps background writeback away).
 trace=$TEST_TMP/buffered.txt
 blktrace_start "$dev" buffered
-out=$(dirty_pages "$dev" --first-page 512 --count 16 --marker "$dev:4096" --end-marker "$dev:8192")
+out=$(dirty_pages "$dev" --first-page 512 --count 16 --marker "$dev:4096" --end-marker "$dev:8192" --max-ms 60000)
 log "$out"
 sleep 2
 sync

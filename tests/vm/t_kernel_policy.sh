@@ -99,7 +99,7 @@ assert_eq kernel "$(aipu_policy)" "policy is kernel"
 settings "1. loaded under kernel" 0 "$wb0"
 trace=$TEST_TMP/kp.txt
 blktrace_start "$dev" kp
-out=$(dirty_pages "$dev" --first-page 2048 --count "$NPAGES" --stride 2 --marker "$dev:0") ||
+out=$(dirty_pages "$dev" --first-page 2048 --count "$NPAGES" --stride 2 --marker "$dev:0" --max-ms 60000) ||
 	die "dirty.py failed: $out"
 log "set A: $out"
 stat_read
@@ -115,7 +115,7 @@ settings "1. 3 s under kernel" 0 "$wb0"
 # 2. Set B, then switch to aipu (a shell builtin write: no fork between the
 #    end marker M2 and the switch).
 out=$(dirty_pages "$dev" --first-page 4096 --count "$NPAGES" --stride 2 \
-	--marker "$dev:4096" --end-marker "$dev:8192") || die "dirty.py failed: $out"
+	--marker "$dev:4096" --end-marker "$dev:8192" --max-ms 60000) || die "dirty.py failed: $out"
 printf aipu >"$AIPU_SYSFS/policy" || die "cannot switch to policy aipu"
 log "set B: $out; switched to aipu"
 assert_eq aipu "$(aipu_policy)" "2. policy is aipu"

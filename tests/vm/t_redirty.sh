@@ -55,7 +55,7 @@ declined() { [ "$(aipu_stat pages_redirtied)" -gt "$redirtied0" ]; }
 trace=$TEST_TMP/raw.txt
 blktrace_start "$dev" raw
 out=$(dirty_pages "$dev" --first-page "$PAGE" --count 1 --stride 1 \
-	--marker "$dev:0" --end-marker "$dev:4096") || die "dirty.py failed: $out"
+	--marker "$dev:0" --end-marker "$dev:4096" --max-ms 60000) || die "dirty.py failed: $out"
 log "$out"
 # Held until the test releases it: the module's own timer is not used.
 insmod "$decline_ko" path="$dev" index="$PAGE" hold_ms=600000 ||

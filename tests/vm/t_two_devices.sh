@@ -94,7 +94,7 @@ assert_eq 0 "${fast_late:-missing}" "no page of the fast device was late"
 # parsing above outlasts the 30 idle periods after which aipu reaps a
 # device that tracks nothing, and the slow device must still be counted
 # when it is removed.
-dirty_pages "$slow" --first-page 0 --count 1 >/dev/null || die "dirty.py on $slow failed"
+dirty_pages "$slow" --first-page 0 --count 1 --max-ms 60000 >/dev/null || die "dirty.py on $slow failed"
 log "draining the slow device: $(aipu_dev_field "$slow_id" pages_tracked) pages"
 sync
 

@@ -7,6 +7,7 @@ python3 -m unittest discover -s tests/vm -p 'test_*.py'
 
 import io
 import os
+import random
 import sys
 import tempfile
 import unittest
@@ -267,6 +268,40 @@ class DirtyTest(unittest.TestCase):
             for page in range(6):
                 want = 0xA5 if page in (1, 3, 5) else 0
                 self.assertEqual(data[page * 4096], want, page)
+
+
+class Index(unittest.TestCase):
+    def test_same_events_as_a_scan(self):
+        # Random extents (single sectors to 1 MiB merges), kinds and
+        # directions: the index finds what the full scan finds, for single
+        # and split ranges, markers left out.
+        rng = random.Random(7)
+        kinds = ["Q", "G", "D", "C"]
+        events = [
+            blkevents.Event(
+                rng.uniform(0, 10),
+                rng.choice(kinds),
+                rng.choice(["W", "WS", "R", "WD"]),
+                rng.randrange(0, 20000),
+                rng.choice([1, 8, 8, 8, 16, 256, 2048]),
+            )
+            for _ in range(3000)
+        ]
+        events.sort(key=lambda e: e.time)
+        markers = [(0, 0), (8, 8)]
+        index = blkevents.SectorIndex(events, "QD", markers)
+        for _ in range(300):
+            a = rng.randrange(0, 20100)
+            ranges = [(a, a + 7)] if rng.random() < 0.7 else [(a, a + 1), (a + 6, a + 7)]
+            scan = [
+                e
+                for e in events
+                if e.action in "QD"
+                and e.is_write
+                and any(e.overlaps(a, b) for a, b in ranges)
+                and not any(e.overlaps(x, y) for x, y in markers)
+            ]
+            self.assertEqual(index.touching(ranges), scan, ranges)
 
 
 if __name__ == "__main__":

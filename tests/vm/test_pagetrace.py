@@ -7,7 +7,6 @@ python3 -m unittest discover -s tests/vm -p 'test_*.py'
 
 import io
 import os
-import random
 import sys
 import tempfile
 import unittest
@@ -115,37 +114,6 @@ class Window(unittest.TestCase):
         ok, why, _ = self.check(0.9, 2.2, log=[(9, 0.0, 0.001)], extents=extents)
         self.assertFalse(ok)
         self.assertIn("no blocks allocated", why)
-
-
-class Index(unittest.TestCase):
-    def test_same_events_as_a_scan(self):
-        # Random extents (single sectors to 1 MiB merges), kinds and
-        # directions: the index finds what the full scan finds, for single
-        # and split ranges, markers left out.
-        rng = random.Random(7)
-        kinds = ["Q", "G", "D", "C"]
-        events = [
-            blkevents.Event(
-                rng.uniform(0, 10),
-                rng.choice(kinds),
-                rng.choice(["W", "WS", "R", "WD"]),
-                rng.randrange(0, 20000),
-                rng.choice([1, 8, 8, 8, 16, 256, 2048]),
-            )
-            for _ in range(3000)
-        ]
-        events.sort(key=lambda e: e.time)
-        markers = [(0, 0), (8, 8)]
-        index = pagetrace.SectorIndex(events, "QD", markers)
-        for _ in range(300):
-            a = rng.randrange(0, 20100)
-            ranges = [(a, a + 7)] if rng.random() < 0.7 else [(a, a + 1), (a + 6, a + 7)]
-            scan = [
-                e
-                for e in blkevents.writes_to(events, ranges, "QD")
-                if not any(e.overlaps(x, y) for x, y in markers)
-            ]
-            self.assertEqual(index.touching(ranges), scan, ranges)
 
 
 class Analyze(unittest.TestCase):
