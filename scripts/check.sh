@@ -28,10 +28,11 @@ trap 'rm -rf "$log"' EXIT
 
 # Run a stage whose output ends with "N passed, N failed"; add its counts.
 stage() { # name command...
-	local name=$1 rc=0 last p f
+	local name=$1 rc=0 last p f start=$SECONDS
 	shift
 	echo "=== $name"
 	"$@" 2>&1 | tee "$log/$name.out" || rc=$?
+	echo "=== $name: $((SECONDS - start)) s"
 	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log/$name.out" | tail -n 1 || true)
 	if [ -n "$last" ]; then
 		p=${last%% passed*}
@@ -85,6 +86,6 @@ stage vm env AIPU_STRESS_SECONDS=60 AIPU_LIFETIME_FS="ext4 xfs" scripts/vmtest.s
 stage crash scripts/crashtest.sh --trials 1 --policies "aipu pu off" --out build/crash-check
 stage bench tests/bench/smoke.sh
 
-echo "=== total"
+echo "=== total: $((SECONDS / 60)) min $((SECONDS % 60)) s"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
