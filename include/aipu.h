@@ -75,7 +75,7 @@ struct aipu_dev {
 	struct task_struct *task;	/* its flusher thread, once started */
 	struct aipu_lbatch *batch;	/* phase 2's take, allocated with it */
 	bool started, sleeping;
-	bool dead;			/* being reaped: add nothing (lock) */
+	bool dead;			/* being reaped (lock): dev_find() skips */
 	bool stopping;			/* rmmod or reap: end batches early */
 	unsigned int idle_ticks;	/* periods with nothing tracked */
 	unsigned long idle_since;	/* jiffies: last seen tracking */

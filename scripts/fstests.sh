@@ -51,7 +51,7 @@
 # guest gets 6 GiB of memory. One ./check runs the list in each half; a
 # test running longer than --test-timeout (default 900 s) is killed and
 # counted as timed out. The kernel log of each half is split by test and
-# each part checked with the VM tests' check (tests/vm/lib.sh, DMESG_BAD).
+# each part checked with the VM tests' check (tests/vm/dmesg-bad.ere).
 #
 # Output in --out (default build/fstests/<date>/): per kernel and file
 # system, <kver>/<fs>/: aipu.ko (the module tested), console.txt,

@@ -207,10 +207,10 @@ blk_stop() {
 }
 
 # dmesg_check FILE: print the lines of the kernel log FILE that the VM
-# tests would fail on (tests/vm/lib.sh, DMESG_BAD); status 1 if any.
+# tests would fail on (tests/vm/dmesg-bad.ere); status 1 if any.
 dmesg_check() {
 	local bad
-	bad=$(grep -E "$(sed -n "s/^DMESG_BAD='\(.*\)'$/\1/p" "$GUEST_LIB_DIR/../tests/vm/lib.sh")" "$1") || return 0
+	bad=$(grep -E "$(<"$GUEST_LIB_DIR/../tests/vm/dmesg-bad.ere")" "$1") || return 0
 	printf '%s\n' "$bad" | head -n 20 || true
 	return 1
 }

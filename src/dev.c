@@ -51,8 +51,9 @@ static struct aipu_dev *dev_find(struct backing_dev_info *bdi)
 {
 	struct aipu_dev *d;
 
+	/* A device being reaped takes nothing more: the bdi gets a new one. */
 	list_for_each_entry_rcu(d, &devs, node)
-		if (d->bdi == bdi)
+		if (d->bdi == bdi && !READ_ONCE(d->dead))
 			return d;
 	return NULL;
 }
@@ -95,6 +96,7 @@ static void dev_init(struct aipu_dev *d, struct backing_dev_info *bdi)
 	INIT_LIST_HEAD(&d->purges);
 	INIT_LIST_HEAD(&d->wbqs);
 	d->created = jiffies;
+	d->idle_since = d->created;	/* never reaped sooner than IDLE_MIN_MS */
 }
 
 /* Process context: a spare device for the probes. */

@@ -339,7 +339,8 @@ static void dev_start(struct aipu_dev *d)
  * A device that has tracked nothing for AIPU_DEV_IDLE_TICKS periods and at
  * least AIPU_DEV_IDLE_MIN_MS (a loop device long detached, a disk whose file
  * systems are unmounted) is marked dead under its lock, so no probe adds to
- * it; one a tick.
+ * it (a dirtying that finds it then goes to a new device for the same
+ * backing device, see hook.c's lock_live()); one a tick.
  */
 static struct aipu_dev *find_idle(void)
 {
@@ -360,7 +361,7 @@ static struct aipu_dev *find_idle(void)
 		if (!idle && d->idle_ticks >= AIPU_DEV_IDLE_TICKS &&
 		    time_after(now, d->idle_since +
 			       msecs_to_jiffies(AIPU_DEV_IDLE_MIN_MS))) {
-			d->dead = true;
+			WRITE_ONCE(d->dead, true);	/* dev_find() reads it unlocked */
 			idle = d;
 		}
 		aipu_dev_unlock(d, flags);

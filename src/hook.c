@@ -87,19 +87,51 @@ static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
 }
 
 /*
+ * @d locked, or, when the tick is reaping @d (it had tracked nothing for
+ * AIPU_DEV_IDLE_MIN_MS and this dirtying found it just then), the device
+ * aipu_dev_get() makes anew for @mapping's backing device, locked, and no
+ * hint (*@t was @d's).  Reaping must not make the dirtying a fallback,
+ * which keeps Linux's periodic writeback on for AIPU_UNTRACKED_MS.  A
+ * device just made is not reaped before it has a thread and has idled, so
+ * one try is enough; when no memory makes one, @d stays and the fallback
+ * is counted.
+ */
+static struct aipu_dev *lock_live(struct aipu_dev *d,
+				  struct address_space *mapping,
+				  struct aipu_ltracker **t, unsigned long *flags)
+{
+	struct aipu_dev *live;
+
+	*flags = aipu_dev_lock(d);
+	if (!d->dead)
+		return d;
+	aipu_dev_unlock(d, *flags);
+	live = aipu_dev_get(inode_to_bdi(mapping->host));
+	if (live) {
+		d = live;
+		*t = NULL;
+	}
+	*flags = aipu_dev_lock(d);
+	return d;
+}
+
+/*
  * The device's lock: a file to be queued or moved in the wheel, made, or
  * bounded as a whole; @fast is what probe_fast() did (AIPU_FAST_SHORT: the
  * pages are counted, and those past the log's memory need the whole-file
  * bound at @time, on a new tracker if the flusher freed the file's
  * meanwhile, or else Linux's periodic writeback).
  */
-static void probe_slow(struct aipu_dev *d, struct address_space *mapping,
-		       struct aipu_ltracker *t, struct folio *folio,
-		       unsigned long nr, bool redirty, int fast,
-		       unsigned long time)
+static struct aipu_dev *probe_slow(struct aipu_dev *d,
+				   struct address_space *mapping,
+				   struct aipu_ltracker *t, struct folio *folio,
+				   unsigned long nr, bool redirty, int fast,
+				   unsigned long time)
 {
-	unsigned long flags = aipu_dev_lock(d);
 	bool inherit, gone, counted = fast == AIPU_FAST_SHORT;
+	unsigned long flags;
+
+	d = lock_live(d, mapping, &t, &flags);
 
 	t = aipu_mapping_tracker(d, mapping, t, &gone);
 	if (t) {
@@ -129,6 +161,7 @@ static void probe_slow(struct aipu_dev *d, struct address_space *mapping,
 		aipu_policy_untracked();
 	}
 	aipu_dev_unlock(d, flags);
+	return d;
 }
 
 /*
@@ -162,7 +195,7 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 	}
 	fast = probe_fast(d, t, folio, nr, redirty, &time);
 	if (fast != AIPU_FAST_DONE)
-		probe_slow(d, mapping, t, folio, nr, redirty, fast, time);
+		d = probe_slow(d, mapping, t, folio, nr, redirty, fast, time);
 	if (aipu_policy_wants_poke())
 		aipu_flusher_poke(d);
 	else
@@ -194,7 +227,7 @@ static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 		untracked(0);
 		return;
 	}
-	irqflags = aipu_dev_lock(d);
+	d = lock_live(d, &inode->i_data, &t, &irqflags);
 	t = aipu_mapping_tracker(d, &inode->i_data, t, &gone);
 	if (t && times) {
 		d->st.times_dirtied += !(state & I_DIRTY_TIME);

@@ -7,7 +7,7 @@ klog" a line, written by tests/fstests/fstests-guest.sh), prints one line
 a test (result without aipu, with aipu, and a mark where they differ), then
 the differences, then "N passed, N failed". A test fails when it passes
 without aipu but fails, times out or is not run with aipu, when it has no
-result with aipu (the guest died or stopped before it), or when its kernel log has a bad line (tests/vm/lib.sh's DMESG_BAD) only
+result with aipu (the guest died or stopped before it), or when its kernel log has a bad line (tests/vm/dmesg-bad.ere) only
 with aipu; the kernel log after a half's last test counts as the test
 "end". --table appends one Markdown row to a report.
 """

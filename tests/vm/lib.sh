@@ -32,8 +32,9 @@ TEST_TMP=/tmp/aipu-test/$TEST_NAME
 # Seconds one rmmod of aipu may take: it waits for the flusher's current
 # pass; a debug kernel under TCG needs minutes (scripts/debugtest.sh: 600).
 AIPU_RMMOD_TIMEOUT=${AIPU_RMMOD_TIMEOUT:-60}
-# Kernel log lines that fail a test. Matched case-sensitively as ERE.
-DMESG_BAD='(\bBUG\b|WARNING:|\bOops\b|general protection|lockdep|KASAN|kmemleak:.*(leak|suspect)|Busy inodes|Call Trace|KFENCE:|UBSAN:|BUG kmalloc|hung_task|blocked for more than|soft lockup|hard LOCKUP|rcu.*stall)'
+# Kernel log lines that fail a test, matched case-sensitively as ERE; the
+# one pattern scripts/crashtest.sh and scripts/guest-lib.sh read too.
+DMESG_BAD=$(<"$TESTS_DIR/dmesg-bad.ere")
 
 _fails=0
 _passes=0
@@ -243,6 +244,22 @@ jiffy_s() {
 	local cfg=${AIPU_KCONFIG:-/boot/config-$(uname -r)} hz=""
 	[ -r "$cfg" ] && hz=$(sed -n 's/^CONFIG_HZ=\([0-9]*\)$/\1/p' "$cfg")
 	awk -v hz="${hz:-100}" 'BEGIN { printf "%.6f\n", 1 / hz }'
+}
+
+# One jiffy in whole milliseconds.
+jiffy_ms() {
+	awk -v j="$(jiffy_s)" 'BEGIN { printf "%d\n", j * 1000 + 0.5 }'
+}
+
+# queued_past TABLE MS [oldest]: how many pages of a pagetrace table
+# (columns: page, dirty, Q, D, delay; seconds) blktrace shows first queued
+# more than MS ms after their own dirtying, or with "oldest", after the
+# table's oldest page's (a file bounded as a whole carries that time).
+queued_past() {
+	awk -v t="$2" -v oldest="${3:-}" '!/^#/ {
+			d[NR] = $2; q[NR] = $3; if (min == "" || $2 < min) min = $2 }
+		END { for (i in q) if (q[i] != "-" && (q[i] - (oldest == "oldest" ? min : d[i])) * 1000 > t) n++
+			print n + 0 }' "$1"
 }
 
 # How many times slower than Debian's kernels this one runs (AIPU_TIME_SCALE,

@@ -129,8 +129,13 @@ round() {
 	#    dirty inode of it (its bdi's lists; ext4's journal may dirty the
 	#    device's inode again meanwhile, and BdiReclaimable is a per-CPU
 	#    counter's approximate sum).
-	wait_until 5 kupdate_is_off ||
+	if ! wait_until 5 kupdate_is_off; then
 		fail "$name 3. kupdate_off still 0 5 s after Linux wrote the pages"
+		# What holds it on: a fallback's clock (handover_left_ms > 0) or
+		# an inode Linux still holds (handover_waiting 1).
+		log "$name 3. fallbacks $(aipu_stat fallbacks), handover_left_ms $(aipu_stat handover_left_ms)," \
+			"handover_waiting $(aipu_stat handover_waiting); devices: $(tr '\n' ';' </sys/kernel/aipu/devices)"
+	fi
 	left=$(bdi_dirty_inodes "$dev")
 	log "$name: handover over by t0+$((($(now_us) - t0) / 1000)) ms; the device's bdi: $(tr -s ' \n' ' ' <"$stats")"
 	[ ! -b "$target" ] || assert_eq 0 "$left" "$name 3. no dirty inode left on the device's b_dirty, b_io, b_more_io"

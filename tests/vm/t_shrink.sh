@@ -22,7 +22,7 @@ aipu_loaded && die "aipu is already loaded"
 
 NPAGES=2000
 tol=$(jiffy_s)
-jiffy_ms=$(awk -v j="$tol" 'BEGIN { printf "%d", j * 1000 + 0.5 }')
+jiffy_ms=$(jiffy_ms)
 dev=$(disk_get)
 disk_prepare "$dev"
 
@@ -70,9 +70,7 @@ fi
 # oldest page's dirtying (the log's dirty times are never late).
 pagetrace analyze --trace "$trace" --marker-sector 0 --log "$TEST_TMP/shrink.log" \
 	--table "$TEST_OUT/shrink.pages" >"$TEST_OUT/shrink.m" || die "pagetrace analyze failed"
-late_lo=$(awk -v t=$(((MAX_AGE_S + 1) * 1000 - jiffy_ms)) '!/^#/ {
-		q[NR] = $3; if (min == "" || $2 < min) min = $2 }
-	END { for (i in q) if (q[i] != "-" && (q[i] - min) * 1000 > t) n++; print n + 0 }' "$TEST_OUT/shrink.pages")
+late_lo=$(queued_past "$TEST_OUT/shrink.pages" $(((MAX_AGE_S + 1) * 1000 - jiffy_ms)) oldest)
 log "pages_late $(aipu_stat pages_late); $late_lo page(s) queued past the bound less a jiffy"
 assert_le "$(aipu_stat pages_late)" "$late_lo" \
 	"pages_late counts only pages blktrace shows queued past max_age + period (less a jiffy) of the file's oldest page"
