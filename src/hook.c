@@ -99,6 +99,7 @@ static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
 static struct aipu_dev *lock_live(struct aipu_dev *d,
 				  struct address_space *mapping,
 				  struct aipu_ltracker **t, unsigned long *flags)
+	__acquires(&d->lock)
 {
 	struct aipu_dev *live;
 
