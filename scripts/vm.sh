@@ -92,7 +92,11 @@ tmo=${AIPU_VM_TIMEOUT:-1800}
 # slab_nomerge: aipu's slab caches stay its own, so that a leak at rmmod
 # is the kernel's "Objects remaining" BUG in the log (a cache merged into
 # another is only unreferenced at kmem_cache_destroy, never checked).
-vng_opts=(--append slab_nomerge)
+# rcupdate.rcu_cpu_stall_timeout=60: under TCG on a busy host a vCPU can go
+# unscheduled for the kernel's 21 s (CI's crash trial of 17d4731: an idle
+# CPU, "fqs=0 (false positive?)", 23 s into the boot, before aipu was
+# loaded); 60 s still reports a CPU stuck in a loop.
+vng_opts=(--append slab_nomerge --append rcupdate.rcu_cpu_stall_timeout=60)
 image=""
 
 need_arg() {
