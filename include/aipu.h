@@ -121,6 +121,8 @@ struct aipu_dev *aipu_dev_next(struct aipu_dev *d);
 unsigned long aipu_dev_lock(struct aipu_dev *d) __acquires(&d->lock);
 void aipu_dev_unlock(struct aipu_dev *d, unsigned long flags)
 	__releases(&d->lock);
+struct aipu_dev *aipu_dev_lock_live(struct aipu_dev *d, unsigned long *flags)
+	__acquires(&d->lock);
 void aipu_dev_retire(struct aipu_dev *d);
 void aipu_dev_free(struct aipu_dev *d);
 void aipu_dev_exit(void);

@@ -173,6 +173,32 @@ void aipu_dev_unlock(struct aipu_dev *d, unsigned long flags)
 }
 
 /*
+ * @d locked, or, when the tick is reaping @d (it had tracked nothing for
+ * AIPU_DEV_IDLE_MIN_MS and the caller found it just then), the device
+ * aipu_dev_get() makes anew for the same disk, locked.  Reaping must not
+ * make a dirtying a fallback, which keeps Linux's periodic writeback on for
+ * AIPU_UNTRACKED_MS.  A device just made is not reaped before it has a
+ * thread and has idled, so one try is enough; when no memory makes one, @d
+ * stays (aipu_mapping_tracker() sees it dead: the fallback is counted).
+ * RCU read lock held: @d and its bdi reference outlive a reap's grace period.
+ */
+struct aipu_dev *aipu_dev_lock_live(struct aipu_dev *d, unsigned long *flags)
+	__acquires(&d->lock)
+{
+	struct aipu_dev *live;
+
+	*flags = aipu_dev_lock(d);
+	if (!d->dead)
+		return d;
+	aipu_dev_unlock(d, *flags);
+	live = aipu_dev_get(d->bdi);
+	if (live)
+		d = live;
+	*flags = aipu_dev_lock(d);
+	return d;
+}
+
+/*
  * Next device after @d (the first if NULL).  RCU read lock held, or no
  * reaping possible (module exit, after the flusher stopped).
  */

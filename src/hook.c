@@ -87,33 +87,18 @@ static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
 }
 
 /*
- * @d locked, or, when the tick is reaping @d (it had tracked nothing for
- * AIPU_DEV_IDLE_MIN_MS and this dirtying found it just then), the device
- * aipu_dev_get() makes anew for @mapping's backing device, locked, and no
- * hint (*@t was @d's).  Reaping must not make the dirtying a fallback,
- * which keeps Linux's periodic writeback on for AIPU_UNTRACKED_MS.  A
- * device just made is not reaped before it has a thread and has idled, so
- * one try is enough; when no memory makes one, @d stays and the fallback
- * is counted.
+ * @d locked (or the device that now stands for its disk: see
+ * aipu_dev_lock_live()); the hint *@t was @d's, so it goes with a change.
  */
 static struct aipu_dev *lock_live(struct aipu_dev *d,
-				  struct address_space *mapping,
 				  struct aipu_ltracker **t, unsigned long *flags)
 	__acquires(&d->lock)
 {
-	struct aipu_dev *live;
+	struct aipu_dev *live = aipu_dev_lock_live(d, flags);
 
-	*flags = aipu_dev_lock(d);
-	if (!d->dead)
-		return d;
-	aipu_dev_unlock(d, *flags);
-	live = aipu_dev_get(inode_to_bdi(mapping->host));
-	if (live) {
-		d = live;
+	if (live != d)
 		*t = NULL;
-	}
-	*flags = aipu_dev_lock(d);
-	return d;
+	return live;
 }
 
 /*
@@ -132,7 +117,7 @@ static struct aipu_dev *probe_slow(struct aipu_dev *d,
 	bool inherit, gone, counted = fast == AIPU_FAST_SHORT;
 	unsigned long flags;
 
-	d = lock_live(d, mapping, &t, &flags);
+	d = lock_live(d, &t, &flags);
 
 	t = aipu_mapping_tracker(d, mapping, t, &gone);
 	if (t) {
@@ -228,7 +213,7 @@ static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 		untracked(0);
 		return;
 	}
-	d = lock_live(d, &inode->i_data, &t, &irqflags);
+	d = lock_live(d, &t, &irqflags);
 	t = aipu_mapping_tracker(d, &inode->i_data, t, &gone);
 	if (t && times) {
 		d->st.times_dirtied += !(state & I_DIRTY_TIME);
