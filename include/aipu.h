@@ -78,7 +78,7 @@ struct aipu_dev {
 	bool dead;			/* being reaped (lock): dev_find() skips */
 	bool stopping;			/* rmmod or reap: end batches early */
 	unsigned int idle_ticks;	/* periods with nothing tracked */
-	unsigned long idle_since;	/* jiffies: last seen tracking */
+	unsigned long idle_since;	/* jiffies: aipu_dev_busy() */
 	struct task_struct *inheritor;	/* writing metadata: see hook.c */
 	unsigned long inherit_time;
 
@@ -123,6 +123,20 @@ void aipu_dev_unlock(struct aipu_dev *d, unsigned long flags)
 	__releases(&d->lock);
 struct aipu_dev *aipu_dev_lock_live(struct aipu_dev *d, unsigned long *flags)
 	__acquires(&d->lock);
+
+/*
+ * @d's lock held: @d tracks something (a tick saw a tracker, or a probe
+ * found or made one), so it is not idle.  The probe's part matters: the
+ * flusher may drop a tracker whose pages someone else wrote (dd's close, an
+ * fsync) before any tick sees it, and a device idle for long would then be
+ * reaped at the next tick, just after its disk was written.
+ */
+static inline void aipu_dev_busy(struct aipu_dev *d)
+{
+	d->idle_ticks = 0;
+	d->idle_since = jiffies;
+}
+
 void aipu_dev_retire(struct aipu_dev *d);
 void aipu_dev_free(struct aipu_dev *d);
 void aipu_dev_exit(void);

@@ -340,7 +340,7 @@ static void dev_start(struct aipu_dev *d)
  * least AIPU_DEV_IDLE_MIN_MS (a loop device long detached, a disk whose file
  * systems are unmounted) is marked dead under its lock, so no probe adds to
  * it (a dirtying that finds it then goes to a new device for the same
- * backing device, see hook.c's lock_live()); one a tick.
+ * backing device, see aipu_dev_lock_live()); one a tick.
  */
 static struct aipu_dev *find_idle(void)
 {
@@ -352,12 +352,10 @@ static struct aipu_dev *find_idle(void)
 		if (!started(d) || d->dead)
 			continue;
 		flags = aipu_dev_lock(d);
-		if (!list_empty(&d->tr.trackers) || !ltrack_idle(&d->tr)) {
-			d->idle_ticks = 0;
-			d->idle_since = now;
-		} else {
+		if (!list_empty(&d->tr.trackers) || !ltrack_idle(&d->tr))
+			aipu_dev_busy(d);
+		else
 			d->idle_ticks++;
-		}
 		if (!idle && d->idle_ticks >= AIPU_DEV_IDLE_TICKS &&
 		    time_after(now, d->idle_since +
 			       msecs_to_jiffies(AIPU_DEV_IDLE_MIN_MS))) {

@@ -159,7 +159,10 @@ struct aipu_ltracker *aipu_mapping_tracker(struct aipu_dev *d,
 	if (hint && hint->hashed)
 		return hint;	/* the fast path: one lookup, one lock */
 	*gone = evicting(mapping->host);
-	return *gone ? NULL : ltrack_get(&d->tr, mapping, mapping->host);
+	if (*gone)
+		return NULL;
+	aipu_dev_busy(d);
+	return ltrack_get(&d->tr, mapping, mapping->host);
 }
 
 /* Eviction: forget @mapping, a batch of its queue per hold of the lock. */
