@@ -12,7 +12,8 @@ import unittest
 
 ERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dmesg-bad.ere")
 
-# Lines the kernels print when something is wrong (taken from real logs).
+# Lines the kernels print when something is wrong: the RCU stall as CI's log
+# had it, the others in the kernels' formats (addresses and numbers made up).
 BAD = [
     "[   23.541504] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
     "[   40.100000] rcu: INFO: rcu_sched self-detected stall on CPU",
