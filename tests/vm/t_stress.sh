@@ -227,7 +227,7 @@ declare -A WPID
 # worker_start KEY (fs/wN or raw/N): start it and wait until it says it is
 # ready (its signal handlers are set: a SIGTERM any earlier would kill it).
 worker_start() {
-	local key=$1 fs=${1%/*} n=${1#*/} logf ready i
+	local key=$1 fs=${1%/*} n=${1#*/} logf ready got i
 	logf=$TEST_TMP/worker-${fs}-$n.log
 	ready=$(grep -c ', ready$' "$logf" 2>/dev/null || true)
 	if [ "$fs" = raw ]; then
@@ -239,7 +239,9 @@ worker_start() {
 	fi
 	WPID[$key]=$!
 	for ((i = 0; i < 300; i++)); do
-		[ "$(grep -c ', ready$' "$logf")" -gt "${ready:-0}" ] && return 0
+		# The log may not exist yet: the worker's shell opens it.
+		got=$(grep -c ', ready$' "$logf" 2>/dev/null || true)
+		[ "${got:-0}" -gt "${ready:-0}" ] && return 0
 		kill -0 "${WPID[$key]}" 2>/dev/null || die "worker $key did not start: $(tail -n 3 "$logf" | tr '\n' '|')"
 		sleep 0.1
 	done
@@ -356,15 +358,19 @@ next_remount=$(($(now_ms) + REMOUNT_EVERY * 1000))
 fs_turn=0
 # Every turn takes one action of the round, and a reload or a remount when
 # one is due: on a slow guest (the debug kernel) a reload or a remount can
-# take longer than the interval, and the round must still go on. When the
-# time is up the round in hand is finished, without reloads or remounts:
-# under failslab on the debug kernel, rmmods of 90-111 s left 13 actions in
-# 10 minutes, and a round that never ended left sync out.
+# take longer than the interval, and the round must still go on. When both
+# are due, the one due longer goes first: on the debug kernel each rmmod
+# took 450-520 s (2026-11-29), so a reload was always due again and, taken
+# first, left no turn to a remount in 30 minutes. When the time is up the
+# round in hand is finished, without reloads or remounts: under failslab on
+# the debug kernel, rmmods of 90-111 s left 13 actions in 10 minutes, and a
+# round that never ended left sync out.
 while [ "$(now_ms)" -lt "$t_end" ] || [ ${#ROUND[@]} -gt 0 ]; do
 	now=$(now_ms)
 	if [ "$now" -ge "$t_end" ]; then
 		: # finishing the round
-	elif [ "$now" -ge "$next_rmmod" ]; then
+	elif [ "$now" -ge "$next_rmmod" ] &&
+		{ [ "$now" -lt "$next_remount" ] || [ "$next_rmmod" -le "$next_remount" ]; }; then
 		reload
 		next_rmmod=$(($(now_ms) + RMMOD_EVERY * 1000))
 	elif [ "$now" -ge "$next_remount" ]; then
