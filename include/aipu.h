@@ -127,9 +127,10 @@ struct aipu_dev *aipu_dev_lock_live(struct aipu_dev *d, unsigned long *flags)
 /*
  * @d's lock held: @d tracks something (a tick saw a tracker, or a probe
  * found or made one), so it is not idle.  The probe's part matters: the
- * flusher may drop a tracker whose pages someone else wrote (an fsync)
- * before any tick sees it, and a device whose 10 s of idleness end just
- * then would be reaped at the next tick, just after its disk was written.
+ * flusher may drop a tracker whose pages someone else wrote (an fsync, a
+ * block device's last close: blkdev_put() syncs it) before any tick sees
+ * it, and a device whose 10 s of idleness end just then would be reaped at
+ * the next tick, just after its disk was written.
  */
 static inline void aipu_dev_busy(struct aipu_dev *d)
 {

@@ -8,7 +8,7 @@
 #
 # Default: every kernel in /lib/modules that has /boot/vmlinuz-<kver> and a
 # built build/<kver>/aipu.ko (scripts/build-all.sh), except PREEMPT_RT ones
-# (6.1.0-56-rt-amd64: name them). A kernel named
+# (6.1.0-57-rt-amd64: name them). A kernel named
 # explicitly runs even without aipu.ko (the aipu tests then skip); it may
 # also be one scripts/kernel-tree.sh built (e.g. 7.2.13-aipu: make vmtest
 # KVER=7.2.13-aipu after make kerneltree), booted from its tree.

@@ -224,12 +224,19 @@ load policy=aipu max_age_ms=$MAX_AGE period_ms=$PERIOD
 
 # ------------------------------------------------------------ workers
 declare -A WPID
+# ready_lines LOG: how many times a worker said it was ready (0 before its
+# shell has made the log).
+ready_lines() {
+	local n
+	n=$(grep -c ', ready$' "$1" 2>/dev/null) || true
+	echo "${n:-0}"
+}
 # worker_start KEY (fs/wN or raw/N): start it and wait until it says it is
 # ready (its signal handlers are set: a SIGTERM any earlier would kill it).
 worker_start() {
-	local key=$1 fs=${1%/*} n=${1#*/} logf ready got i
+	local key=$1 fs=${1%/*} n=${1#*/} logf ready i
 	logf=$TEST_TMP/worker-${fs}-$n.log
-	ready=$(grep -c ', ready$' "$logf" 2>/dev/null || true)
+	ready=$(ready_lines "$logf")
 	if [ "$fs" = raw ]; then
 		python3 "$TESTS_DIR/churn.py" device "${DEV[raw]}" "$SH/raw" \
 			--first-page "${RAW_REGIONS[$n]}" --pages 2048 --seed $((SEED + n)) >>"$logf" 2>&1 &
@@ -239,9 +246,7 @@ worker_start() {
 	fi
 	WPID[$key]=$!
 	for ((i = 0; i < 300; i++)); do
-		# The log may not exist yet: the worker's shell opens it.
-		got=$(grep -c ', ready$' "$logf" 2>/dev/null || true)
-		[ "${got:-0}" -gt "${ready:-0}" ] && return 0
+		[ "$(ready_lines "$logf")" -gt "$ready" ] && return 0
 		kill -0 "${WPID[$key]}" 2>/dev/null || die "worker $key did not start: $(tail -n 3 "$logf" | tr '\n' '|')"
 		sleep 0.1
 	done
@@ -369,8 +374,7 @@ while [ "$(now_ms)" -lt "$t_end" ] || [ ${#ROUND[@]} -gt 0 ]; do
 	now=$(now_ms)
 	if [ "$now" -ge "$t_end" ]; then
 		: # finishing the round
-	elif [ "$now" -ge "$next_rmmod" ] &&
-		{ [ "$now" -lt "$next_remount" ] || [ "$next_rmmod" -le "$next_remount" ]; }; then
+	elif [ "$now" -ge "$next_rmmod" ] && [ "$next_rmmod" -le "$next_remount" ]; then
 		reload
 		next_rmmod=$(($(now_ms) + RMMOD_EVERY * 1000))
 	elif [ "$now" -ge "$next_remount" ]; then
