@@ -57,7 +57,9 @@
 # system, <kver>/<fs>/: aipu.ko (the module tested), console.txt,
 # {noaipu,aipu}/ (fstests' results/ with each test's .out.bad, .full and
 # .dmesg; check.log; results.txt, one "test result seconds klog" a line;
-# dmesg.txt, klog-bad.txt) and compare.txt; then report.md, a table row
+# dmesg.txt, klog-bad.txt; with aipu also aipu-stat.txt, its counters at
+# the end, and aipu-by-test.txt, "test pages_written pages_late" while each
+# test ran, from aipu-samples.txt) and compare.txt; then report.md, a table row
 # per run. The last line is "N passed, N failed": a test fails when it
 # fails, times out or does not run only with aipu, or its kernel log has a
 # bad line only with aipu; a guest that does not finish fails the run.

@@ -28,7 +28,9 @@
 # test's kernel log has a line DMESG_BAD matches), dmesg.txt (the half's
 # whole kernel log), klog-bad.txt (the bad lines, by test; "end:" after the
 # last test or at rmmod), timeouts.txt (timeouts-why.txt: the process killed,
-# its children and their start times), aipu-stat.txt (with aipu).
+# its children and their start times), aipu-stat.txt (with aipu),
+# aipu-samples.txt and aipu-by-test.txt (aipu's writes and late writes
+# while each test ran).
 # Exit status 0 when both halves ran to the end, whatever the results:
 # scripts/fstests.sh compares them.
 set -euo pipefail
@@ -138,6 +140,15 @@ tidy() {
 	done < <(awk '$2 ~ /^\/tmp\/fstests\// { print $2 }' /proc/mounts | sort -r)
 	dmsetup remove_all -f >/dev/null 2>&1 || true
 }
+# aipu's counters every 2 s, "uptime pages_written pages_late", so that
+# its late writes can be told per test afterwards (aipu-by-test.txt).
+stat_sampler() { # FILE
+	while sleep 2; do
+		[ -r /sys/kernel/aipu/stat ] || continue
+		echo "$(cut -d' ' -f1 /proc/uptime) $(awk '$1 == "pages_written" { w = $2 }
+			$1 == "pages_late" { l = $2 } END { print w + 0, l + 0 }' /sys/kernel/aipu/stat)"
+	done >>"$1"
+}
 # check has no time limit per test: kill a test script older than $tmo
 # seconds, and everything under it: TERM (the test's own _cleanup runs),
 # then KILL 20 s later.  check's _run_seq execs ./tests/D/N, but the
@@ -197,9 +208,14 @@ for half in $halves; do
 	echo "=== $half: ${#tests[@]} tests"
 	watchdog "$hd" &
 	wpid=$!
+	spid=
+	if [ "$half" = aipu ]; then
+		stat_sampler "$hd/aipu-samples.txt" &
+		spid=$!
+	fi
 	(cd "$tree" && ./check "${tests[@]}") </dev/null 2>&1 | tee "$hd/check.log" || true
-	kill "$wpid" 2>/dev/null || true
-	wait "$wpid" 2>/dev/null || true
+	kill "$wpid" $spid 2>/dev/null || true
+	wait "$wpid" $spid 2>/dev/null || true
 	echo "fstests-guest: check ended ($half)" >/dev/kmsg
 	aipu_left=1
 	if [ "$half" = aipu ]; then
@@ -238,8 +254,26 @@ for half in $halves; do
 		}
 		/fstests-guest: check ended/ { if (prev != "") stop[prev] = ts($0); prev = ""; cur = "end" }
 		{ f = kd "/" (cur == "" ? "setup" : cur); print >> f; close(f) }
-		END { for (t in start) print t, (t in stop ? int(stop[t] - start[t] + 0.5) : 0) > kd "/seconds" }
+		END {
+			for (t in start) {
+				print t, (t in stop ? int(stop[t] - start[t] + 0.5) : 0) > kd "/seconds"
+				print t, start[t], (t in stop ? stop[t] : start[t]) > kd "/bounds"
+			}
+		}
 	' "$hd/dmesg.txt"
+	# aipu-by-test.txt: "test pages_written pages_late" while each test
+	# ran, from the samples (the counters' last value before its start and
+	# before its end; a test shorter than the 2-s sampling may read 0).
+	if [ -s "$hd/aipu-samples.txt" ] && [ -s "$kd/bounds" ]; then
+		awk 'function at(t, c,   i, v) {
+				v = 0
+				for (i = 1; i <= n && st[i] <= t; i++) v = c == 2 ? sw[i] : sl[i]
+				return v
+			}
+			FNR == NR { n++; st[n] = $1; sw[n] = $2; sl[n] = $3; next }
+			{ print $1, at($3, 2) - at($2, 2), at($3, 3) - at($2, 3) }' \
+			"$hd/aipu-samples.txt" "$kd/bounds" | sort >"$hd/aipu-by-test.txt"
+	fi
 	failures=$(sed -n 's/^Failures: //p' "$hd/check.log" | tr ' ' '\n')
 	: >"$hd/results.txt"
 	: >"$hd/klog-bad.txt"
