@@ -238,8 +238,9 @@ for half in $halves; do
 	echo "$secs" >"$hd/seconds.txt"
 
 	# Each test's part of the kernel log (from check's "run fstests T at"
-	# to the next one; "end": from check's end), its seconds from those
-	# kernel times, and the lines dmesg_check (tests/vm/lib.sh) finds bad.
+	# to the next one; "end": from check's end), its start and end on the
+	# kernel's clock ("bounds": its seconds and its aipu samples come from
+	# them), and the lines dmesg_check (tests/vm/lib.sh) finds bad.
 	kd=/tmp/fstests/klog-$half
 	rm -rf "$kd"
 	mkdir -p "$kd"
@@ -255,10 +256,8 @@ for half in $halves; do
 		/fstests-guest: check ended/ { if (prev != "") stop[prev] = ts($0); prev = ""; cur = "end" }
 		{ f = kd "/" (cur == "" ? "setup" : cur); print >> f; close(f) }
 		END {
-			for (t in start) {
-				print t, (t in stop ? int(stop[t] - start[t] + 0.5) : 0) > kd "/seconds"
+			for (t in start)
 				print t, start[t], (t in stop ? stop[t] : start[t]) > kd "/bounds"
-			}
 		}
 	' "$hd/dmesg.txt"
 	# aipu-by-test.txt: "test pages_written pages_late" while each test
@@ -295,7 +294,7 @@ for half in $halves; do
 			k=bad
 			awk -v t="$t" '{ print t ": " $0 }' <<<"$bad" >>"$hd/klog-bad.txt"
 		fi
-		sec=$(awk -v t="$tf" '$1 == t { print $2 }' "$kd/seconds" 2>/dev/null)
+		sec=$(awk -v t="$tf" '$1 == t { print int($3 - $2 + 0.5) }' "$kd/bounds" 2>/dev/null)
 		[ "$r" != missing ] || continue
 		echo "$t $r ${sec:-0} $k" >>"$hd/results.txt"
 	done

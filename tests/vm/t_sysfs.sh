@@ -201,13 +201,20 @@ devices_before=$(cat "$S/devices")
 dd if=/dev/zero of="$disk" bs=4096 count=4 status=none
 sleep 0.2
 dev_id=$(disk_majmin "$disk")
-assert_ok "devices lists the test disk ($dev_id) once it has dirty data" grep -q "^$dev_id " "$S/devices"
-if ! grep -q "^$dev_id " "$S/devices"; then
+# One read of the file for the assert, the diagnosis and the format check,
+# so they judge the same contents.
+devices_after=$(cat "$S/devices")
+listed=no
+grep -q "^$dev_id " <<<"$devices_after" && listed=yes
+assert_eq yes "$listed" "devices lists the test disk ($dev_id) once it has dirty data"
+if [ "$listed" != yes ]; then
 	echo "# diag: devices before the dd: ${devices_before:-none}"
 	devices_diag "$disk"
 fi
-sed 's/^/# devices: /' "$S/devices"
-bad_lines=$(grep -cvE '^[^ ]+( [a-z_]+ [0-9]+){7}$' "$S/devices" || true)
+[ -z "$devices_after" ] || printf '# devices: %s\n' "${devices_after//$'\n'/$'\n'# devices: }"
+bad_lines=0
+[ -z "$devices_after" ] ||
+	bad_lines=$(grep -cvE '^[^ ]+( [a-z_]+ [0-9]+){7}$' <<<"$devices_after" || true)
 assert_eq 0 "$bad_lines" "every devices line is a bdi name and seven 'name number' pairs"
 sleep 1.5
 pid=$(awk -v d="$dev_id" '$1 == d { print $NF }' "$S/devices")
