@@ -210,6 +210,43 @@ static int test_wheel_wrap(void)
 }
 
 /*
+ * Nodes a turn or more ahead of the clock (max_age above the wheel's span:
+ * phase 1's cutoff, and the clock, trail the dirtying by more than a turn).
+ * wheel_first() gave the start of the first non-empty slot from the clock,
+ * a turn older than any node (`oldest_age_ms` 555 s for pages dirtied
+ * 0.2 s before); it must name the oldest node's slot when the slots hold
+ * one turn, and never a time older than every node when they hold several.
+ */
+static int test_wheel_first_ahead(void)
+{
+	static struct list_head slots[WRAP_SLOTS];
+	static struct aipu_wheel_node nd[WRAP_NODES];
+	unsigned long turn = WRAP_SLOTS * WRAP_WIDTH, t, oldest, first;
+	unsigned int i, round, turns;
+	struct aipu_wheel w;
+
+	srand(unit_seed(12));
+	for (round = 0; round < 200; round++) {
+		wheel_init(&w, slots, WRAP_SLOTS, WRAP_WIDTH, T0 - 1000);
+		/* Round 0..99: one turn of nodes 1-3 turns ahead; then mixed. */
+		turns = round < 100 ? 1 + round % 3 : 0;
+		oldest = 0;
+		for (i = 0; i < WRAP_NODES; i++) {
+			t = w.clock + (turns ? turns : rand() % 4) * turn +
+			    rand() % turn;
+			wheel_add(&w, &nd[i], t);
+			if (!i || time_before(t, oldest))
+				oldest = t;
+		}
+		CHECK(wheel_first(&w, &first));
+		CHECK(time_after(first + WRAP_WIDTH, oldest));
+		if (turns)
+			CHECK(!time_after(first, oldest));
+	}
+	return 0;
+}
+
+/*
  * A cutoff a turn or more on that starts a slot: that slot's index is also
  * the one of the nodes a turn back, older than the cutoff, so the jump must
  * visit it too (it skipped it: such a node went a pass late).
@@ -380,6 +417,7 @@ int main(void)
 	RUN(test_failures);
 	RUN(test_wheel_wrap);
 	RUN(test_wheel_jump);
+	RUN(test_wheel_first_ahead);
 	RUN(test_model);
 	return unit_done();
 }
