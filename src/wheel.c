@@ -60,20 +60,18 @@ void wheel_del(struct aipu_wheel *w, struct aipu_wheel_node *n)
 }
 
 /*
- * The oldest time the slots hold, to a slot's width, false if none: the
- * start of the first slot from the clock that holds a node, when that
- * slot's first node is of the clock's turn.  With max_age above the
- * wheel's span the clock is more than a turn behind the nodes (phase 1's
- * cutoff is now - max_age), and a slot's place says nothing of its nodes'
- * age (it said a turn too old: `oldest_age_ms` 555 s for pages dirtied
- * 0.2 s before, max_age 600 s): then each slot's first node says, and the
- * least of them is taken, never older than a node.  A walk of at most
- * every slot (for `stat`), one division for the first, an index stepped
- * for the rest.
+ * The start of the slot of the oldest node, false if none.  Slot order is
+ * age order only within the clock's turn: with max_age above the wheel's
+ * span the clock (phase 1's cutoff, now - max_age) trails the nodes by a
+ * turn or more.  So the first slot whose first node is of the clock's turn
+ * ends the walk; a node of a later turn offers its own slot's start and the
+ * walk goes on.  Never older than a node; in a wheel wider than max_age,
+ * exact.  A walk of at most every slot (for `stat`), one division for the
+ * first, an index stepped for the rest.
  */
 bool wheel_first(struct aipu_wheel *w, unsigned long *time)
 {
-	unsigned long turn = (unsigned long)w->width * w->nslots, t;
+	unsigned long turn = (unsigned long)w->width * w->nslots;
 	unsigned int i = wheel_slot(w, w->clock) - w->slot, s;
 	struct aipu_wheel_node *n;
 	bool found = false;
@@ -85,15 +83,11 @@ bool wheel_first(struct aipu_wheel *w, unsigned long *time)
 			i = 0;
 		if (!n)
 			continue;
-		/* Older than any node of a later turn, met before or after. */
-		if (time_before(n->time, w->clock + turn)) {
-			*time = w->clock + s * w->width;
-			return true;
-		}
-		t = align(w, n->time);
-		if (!found || time_before(t, *time))
-			*time = t;
+		if (!found || time_before(align(w, n->time), *time))
+			*time = align(w, n->time);
 		found = true;
+		if (time_before(n->time, w->clock + turn))
+			break;	/* older than any node of a later turn */
 	}
 	return found;
 }

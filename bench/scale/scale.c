@@ -2210,58 +2210,60 @@ static void cut_slot_row(FILE *f, unsigned long n, bool first)
 
 /*
  * stat's read of a device's oldest time (ltrack_oldest(), src/dev.c), in
- * its worst case, whatever the backlog: one file, in the last of the
- * wheel's slots from its clock, so the read walks every slot before it.
- * (It also looks at up to AIPU_OLDEST_LATE files put back at old times;
- * none here.)  Its JSON: ", \"stat_oldest\": {...}".
+ * its worst cases, whatever the backlog: one file, in the last of the
+ * wheel's slots from its clock, so the read walks every slot before it;
+ * and a file in every slot a turn ahead (max_age over the wheel's span),
+ * so it reads every slot's first file.  (It also looks at up to
+ * AIPU_OLDEST_LATE files put back at old times; none here.)  Its JSON:
+ * ", \"stat_oldest\": {\"read\": ..., \"read_turn_ahead\": ...}".
  */
 static struct stats oldest_st;
 
-static void oldest_row(FILE *f)
+/*
+ * @files files queued, the i-th at the start of slot @first + i from the
+ * wheel's clock; 1,000 reads of the oldest time per round, timed.
+ */
+static struct stats oldest_reads(FILE *f, const char *name,
+				 unsigned int files, unsigned int first,
+				 const char *what)
 {
-	struct timed holds = { 0 }, ahead = { 0 };
-	struct stats ahead_st;
+	struct timed holds = { 0 };
+	struct stats st;
 	unsigned long time;
 	unsigned int r, i;
 
 	for (r = 0; r < rounds; r++) {
 		world_reset(false);
 		caches_ensure();
-		probe(&devs[0], file_key(0, 0), 0,
-		      T0 + (AIPU_LTRACK_SLOTS - 1) * slot_width);
+		for (i = 0; i < files; i++)
+			probe(&devs[0], file_key(0, i), 0,
+			      T0 + (first + i) * slot_width);
 		timed_round(&holds);
 		for (i = 0; i < 1000; i++)
 			TIMED_HOLD(&devs[0], &holds,
 				   ltrack_oldest(&devs[0].tr, &time));
 	}
+	st = json_timed(f, name, &holds);
+	printf("%s: %lu reads: **median %.2f µs, p99.9 %.1f µs, max %.1f µs** (%lu disturbed, left out).\n",
+	       what, holds.n, st.median / 1e3, st.p999 / 1e3, st.max / 1e3,
+	       holds.disturbed);
+	timed_free(&holds);
+	return st;
+}
+
+static void oldest_row(FILE *f)
+{
+	fprintf(f, ", \"stat_oldest\": {\"slots\": %d", AIPU_LTRACK_SLOTS);
+	printf("\nstat's read of a device's oldest dirty time (ltrack_oldest(), a hold of the device's lock per device read).\n");
+	oldest_st = oldest_reads(f, "read", 1, AIPU_LTRACK_SLOTS - 1,
+				 "Worst case within the wheel's span: the one queued file in the last slot from the clock, every slot before it looked at");
 	/*
 	 * max_age over the wheel's span: every slot's file a turn ahead of
-	 * the clock, so each slot's first file is looked at (a cache miss
-	 * each), none ending the walk.
+	 * the clock, so each slot's first file is read, none ending the walk.
 	 */
-	for (r = 0; r < rounds; r++) {
-		world_reset(false);
-		caches_ensure();
-		for (i = 0; i < AIPU_LTRACK_SLOTS; i++)
-			probe(&devs[0], file_key(0, i), 0,
-			      T0 + (AIPU_LTRACK_SLOTS + i) * slot_width);
-		timed_round(&ahead);
-		for (i = 0; i < 1000; i++)
-			TIMED_HOLD(&devs[0], &ahead,
-				   ltrack_oldest(&devs[0].tr, &time));
-	}
-	fprintf(f, ", \"stat_oldest\": {\"slots\": %d", AIPU_LTRACK_SLOTS);
-	oldest_st = json_timed(f, "read", &holds);
-	ahead_st = json_timed(f, "read_turn_ahead", &ahead);
+	oldest_reads(f, "read_turn_ahead", AIPU_LTRACK_SLOTS, AIPU_LTRACK_SLOTS,
+		     "Worst case with max_age over the wheel's span: a file in every slot, each a turn ahead of the clock, every slot's first file read");
 	fprintf(f, "}");
-	printf("\nstat's read of a device's oldest dirty time (ltrack_oldest(), a hold of the device's lock per device read), in its worst case: the one queued file in the last of the wheel's %d slots from its clock, every slot before it looked at; %lu reads: **median %.2f µs, p99.9 %.1f µs, max %.1f µs** (%lu disturbed, left out).\n",
-	       AIPU_LTRACK_SLOTS, holds.n, oldest_st.median / 1e3,
-	       oldest_st.p999 / 1e3, oldest_st.max / 1e3, holds.disturbed);
-	printf("With max_age over the wheel's span (a file in every slot, each a turn ahead of the clock, so each slot's first file is read): %lu reads: **median %.2f µs, p99.9 %.1f µs, max %.1f µs** (%lu disturbed, left out).\n",
-	       ahead.n, ahead_st.median / 1e3, ahead_st.p999 / 1e3,
-	       ahead_st.max / 1e3, ahead.disturbed);
-	timed_free(&holds);
-	timed_free(&ahead);
 }
 
 static void measure_holds(const unsigned long *sizes, unsigned int nsizes)
