@@ -26,7 +26,9 @@
 # --fs         file systems (default "ext4 xfs"); also $FS.
 # --tests      run these tests instead of the default list; also $TESTS.
 # --group G    run fstests' group G instead (repeatable: the union).
-# --exclude    more tests to leave out, besides tests/fstests/exclude.
+# --exclude    more tests to leave out, besides tests/fstests/exclude;
+#              taken out after --part cuts the list, so the parts stay
+#              the same tests, less these.
 # --part K/N   run only the K-th of N equal consecutive parts of each file
 #              system's list (1/4 ... 4/4), so that a comparison too long
 #              for one sitting is made in parts; the parts of one N cover
@@ -297,10 +299,18 @@ fsx_tests() {
 	done
 	return 0
 }
-excluded() {
+# The file's exclusions shape the list that --part cuts; --exclude's are
+# taken out of the part afterwards, so that excluding a test does not move
+# the parts' boundaries (part K of N stays the tests it was, less those).
+excluded_by_file() {
 	sed 's/#.*//' "$root/tests/fstests/exclude"
+}
+excluded_by_option() {
 	# shellcheck disable=SC2086 # a list of names, checked above
 	printf '%s\n' $excludes
+}
+without() { # LIST-FUNCTION
+	grep -vxF -f <("$1" | awk 'NF { print $1 }') || true
 }
 test_list() { # FS
 	local fs=$1 g
@@ -319,8 +329,8 @@ test_list() { # FS
 			fsx_tests
 			group_tests generic mmap quick
 		fi
-	} | awk 'NF' | sort -u | { grep -vxF -f <(excluded | awk 'NF { print $1 }') || true; } |
-		in_part
+	} | awk 'NF' | sort -u | without excluded_by_file | in_part |
+		without excluded_by_option
 }
 # Lines i = 0, 1, ... of T with floor(i * N / T) = K - 1: the K-th of N parts.
 in_part() {
