@@ -42,8 +42,8 @@
 #                      FSTESTS_SRC=checkout|tarball (default: the pinned
 #                      ../shared/vendor/xfstests-*.tar.gz), KVERS="..",
 #                      FS="ext4 xfs", TESTS="generic/001 ..", PART=K/N
-#                      (the K-th of N parts of the list); hours, not
-#                      part of make check
+#                      (the K-th of N parts of the list), EXCLUDE="..";
+#                      hours, not part of make check
 # make stress         churn stress (tests/vm/t_stress.sh) for STRESS_SECONDS
 #                      (1800) on every installed kernel, or KVER=..;
 #                      make check runs it for 60 s, make vmtest for 120 s
@@ -109,7 +109,8 @@ debugkernel:
 fstests:
 	scripts/fstests.sh $(if $(FSTESTS_SRC),--src "$(FSTESTS_SRC)") \
 		$(if $(KVERS),--kernels "$(KVERS)") $(if $(FS),--fs "$(FS)") \
-		$(if $(TESTS),--tests "$(TESTS)") $(if $(PART),--part "$(PART)")
+		$(if $(TESTS),--tests "$(TESTS)") $(if $(PART),--part "$(PART)") \
+		$(if $(EXCLUDE),--exclude "$(EXCLUDE)")
 
 KVERSION ?= 7.2
 kerneltree:
