@@ -26,7 +26,9 @@
 # QEMU CPU a random trial, and about 220 s an extraction of the whole tree
 # scaled from 7-9 s for its first 4,000 members, plus boot, copies and
 # rm); on that day's overloaded host (the VM got 13-40 % of a CPU) its
-# first whole-tree extraction had not finished after 13 minutes.
+# first whole-tree extraction had not finished after 13 minutes. Measured
+# on an idle host on 2026-11-30: an extraction 68-79 s of QEMU CPU, and
+# "--phases tree --tree-trials 2" 8 minutes in all, boot included.
 # The uncompressed tar is made once on the host from
 # /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)
 # into /var/tmp/aipu-scale-guest/ (xz under TCG would take minutes and is
