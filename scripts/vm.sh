@@ -7,8 +7,15 @@
 #
 #   scripts/vm.sh --kernel KVER|--kernel-tree DIR [--disk none|nullblk|fifo[:IOPS[:BPS]]|serial:MS[:BPS]]
 #                 [--disk-size MiB] [--memory 2G] [--cpus 2] [--out HOSTDIR]
-#                 [--timeout SECONDS] [--image PATH] [--verbose]
+#                 [--timeout SECONDS] [--image PATH] [--verbose] [--icount]
 #                 [--append PARAM]... [--rodir DIR]... -- COMMAND...
+#
+# --icount runs QEMU with -icount shift=0,sleep=on: the guest's clock then
+# counts emulated instructions (1 ns each) while a vCPU runs and jumps to
+# the next timer when it idles, so a CPU-bound measurement taken with the
+# guest's clock is an instruction count, the same whatever else the host
+# runs (bench/scale/guest-run.sh --icount). It needs --cpus 1: QEMU 7.2
+# with icount stops the boot at "x86: Booting SMP configuration" with two.
 #
 # --append PARAM adds one parameter to the guest kernel's command line
 # (e.g. slub_debug=A,aipu_seg64,...,aipu_tracker, every cache of src/mem.c:
@@ -98,6 +105,7 @@ tmo=${AIPU_VM_TIMEOUT:-1800}
 # loaded); 60 s still reports a CPU stuck in a loop.
 vng_opts=(--append slab_nomerge --append rcupdate.rcu_cpu_stall_timeout=60)
 image=""
+icount=0
 
 need_arg() {
 	if [ $# -lt 2 ] || [ -z "$2" ]; then
@@ -164,6 +172,10 @@ while [ $# -gt 0 ]; do
 		vng_opts+=(--verbose --append loglevel=5)
 		shift
 		;;
+	--icount)
+		icount=1
+		shift
+		;;
 	--append)
 		need_arg "$@"
 		[[ $2 =~ ^[A-Za-z0-9_.,=:/+-]+$ ]] ||
@@ -193,6 +205,8 @@ while [ $# -gt 0 ]; do
 done
 
 [ $# -gt 0 ] || die_usage "no command given: put it after --, e.g. -- tests/vm/run-guest.sh"
+[ "$icount" -eq 0 ] || [ "$cpus" = 1 ] ||
+	die_usage "--icount needs --cpus 1 (with two vCPUs QEMU's icount stops the guest's boot)."
 installed_kernels() {
 	local f
 	for f in /boot/vmlinuz-*; do
@@ -322,6 +336,7 @@ serial)
 	qemu_opts=(--qemu-opts="-drive file=nbd+unix:///?socket=$ctl/nbd.sock,if=none,id=d0,format=raw -device virtio-blk-pci,drive=d0")
 	;;
 esac
+[ "$icount" -eq 0 ] || qemu_opts+=(--qemu-opts="-icount shift=0,sleep=on")
 
 # The script the guest runs: environment, disk set-up, then the command.
 ko="$root/build/$kver/aipu.ko"
@@ -367,7 +382,7 @@ chmod +x "$wrapper"
 
 cap=""
 [ "$bps" -eq 0 ] || cap=" and at most $bps B/s"
-echo "$prog: booting $kver${ktree:+ from $ktree} (disk: $disk${iops:+ at $iops IOPS}${serial_ms:+, $serial_ms ms a request}$cap, memory $memory, $cpus cpus, out: $out, timeout ${tmo}s)" >&2
+echo "$prog: booting $kver${ktree:+ from $ktree}$([ "$icount" -eq 0 ] || echo ', icount') (disk: $disk${iops:+ at $iops IOPS}${serial_ms:+, $serial_ms ms a request}$cap, memory $memory, $cpus cpus, out: $out, timeout ${tmo}s)" >&2
 # QEMU reopens /proc/self/fd/1 and 2 for each console port: on a regular
 # file every open truncates it and writes at its own offset, so lines
 # overwrite each other. A pipe keeps the output whole when ours is a file.

@@ -15,7 +15,7 @@
 #
 #   bench/scale/guest-run.sh [--quick] [--kernel KVER]... [--trials N]
 #                            [--tree-trials N] [--mib M] [--phases "calib random tree two look"]
-#                            [--memory 6G] [--out DIR]
+#                            [--memory 6G] [--icount] [--out DIR]
 #
 # --kernel: default the newest installed 6.1 (not -rt) with a built
 # build/<kver>/aipu.ko; repeat it (or give "KVER KVER") for 6.12 too.
@@ -29,6 +29,15 @@
 # first whole-tree extraction had not finished after 13 minutes. Measured
 # on an idle host on 2026-11-30: an extraction 68-79 s of QEMU CPU, and
 # "--phases tree --tree-trials 2" 8 minutes in all, boot included.
+# --icount: one vCPU under QEMU's -icount shift=0,sleep=on (scripts/vm.sh
+# --icount), phases random and tree by default (profile may be added, its
+# times then instructions too; not two or look, which time devices). The
+# guest's clock then counts emulated instructions, so the rows' ratio by
+# the guest's clock is a ratio of instruction counts: repeatable within a
+# fraction of a percent whatever else the host runs, where QEMU's CPU time
+# varies by 5-15 % a trial. It counts no cache miss or lock wait, which the
+# host's user-space figures (bench/scale/run.sh) measure. Results go to
+# bench/results/<date>-<kver>-guest-scale-icount/.
 # The uncompressed tar is made once on the host from
 # /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)
 # into /var/tmp/aipu-scale-guest/ (xz under TCG would take minutes and is
@@ -58,12 +67,14 @@ kernels=""
 trials=""
 tree_trials=""
 mib=""
-phases="calib random tree two"
+phases=""
 memory=6G
+icount=0
 out=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
+	--icount) icount=1 ;;
 	--kernel | --kernels)
 		[ $# -ge 2 ] || usage 2
 		kernels+=" $2"
@@ -89,6 +100,17 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+
+if [ -z "$phases" ]; then
+	phases="calib random tree two"
+	[ "$icount" -eq 0 ] || phases="random tree"
+fi
+if [ "$icount" -eq 1 ]; then
+	for p in two look; do
+		[[ " $phases " != *" $p "* ]] ||
+			die "--icount counts instructions, phase $p times devices: run it without --icount."
+	done
+fi
 
 newest() { # PATTERN: the newest kernel matching it with an image and aipu.ko
 	find /lib/modules -mindepth 1 -maxdepth 1 -name "$1" ! -name '*-rt-*' -printf '%f\n' 2>/dev/null |
@@ -143,6 +165,9 @@ gargs+=(--phases "$phases")
 
 suffix=-guest-scale
 [ "$quick" -eq 0 ] || suffix+=-quick
+[ "$icount" -eq 0 ] || suffix+=-icount
+vmargs=(--cpus 2)
+[ "$icount" -eq 0 ] || vmargs=(--cpus 1 --icount)
 nk=$(wc -w <<<"$kernels")
 status=0
 for k in $kernels; do
@@ -178,7 +203,7 @@ for k in $kernels; do
 	commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	srcdirty=$(git -C "$root" status --porcelain -- src include Kbuild 2>/dev/null | tr '\n' ';' || true)
 	start=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
-	cmd="bench/scale/guest-run.sh${gargs[*]:+ ${gargs[*]}} --kernel $k"
+	cmd="bench/scale/guest-run.sh${gargs[*]:+ ${gargs[*]}}$([ "$icount" -eq 0 ] || echo " --icount") --kernel $k"
 	busy() { ps -eo pcpu=,ni=,comm= --sort=-pcpu | head -5 | awk '{printf "%s%s %s%% (nice %s)", (NR > 1 ? ", " : ""), $3, $1, $2}'; }
 	{
 		echo "date: $start"
@@ -187,7 +212,8 @@ for k in $kernels; do
 		echo "module sources differ from the commit: ${srcdirty:-no}"
 		echo "aipu.ko sha256: $(sha256sum "$dir/guest/aipu.kmod" | cut -d' ' -f1) (build/$k/aipu.ko, built $(date -u -r "$root/build/$k/aipu.ko" '+%Y-%m-%d %H:%M:%S UTC'))"
 		echo "kernel: $k"
-		echo "vm: scripts/vm.sh --disk fifo:1000000 --disk-size 8192 --memory $memory --cpus 2, at nice 10"
+		echo "vm: scripts/vm.sh --disk fifo:1000000 --disk-size 8192 --memory $memory ${vmargs[*]}, at nice 10"
+		[ "$icount" -eq 0 ] || echo "icount: shift=0,sleep=on (the guest's clock counts emulated instructions, 1 ns each)"
 		echo "qemu: $(qemu-system-x86_64 --version | head -n 1)"
 		echo "host CPU: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(nproc) cores"
 		echo "host kernel: $(uname -r)"
@@ -197,7 +223,7 @@ for k in $kernels; do
 	echo "$prog: ===== $k: results in $dir" >&2
 	set +e
 	AIPU_SCALE_KO=$dir/guest/aipu.kmod AIPU_SCALE_BIN=$scalebin AIPU_SCALE_RANDWRITE=$dir/guest/randwrite nice -n 10 "$root/scripts/vm.sh" --kernel "$k" \
-		--disk fifo:1000000 --disk-size 8192 --memory "$memory" --cpus 2 \
+		--disk fifo:1000000 --disk-size 8192 --memory "$memory" "${vmargs[@]}" \
 		--timeout 7200 --out "$dir/guest" --verbose -- \
 		"$here/guest.sh" "${gargs[@]}" ${gtar:+--tar "$gtar"} 2>&1 |
 		"$python" "$here/guest_cpu.py" "$dir/guest/host-cpu.txt" "$dir/guest"

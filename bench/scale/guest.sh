@@ -336,7 +336,7 @@ random_trial() { # ROW TRIAL
 
 # -------------------------------------------------------------------- tree
 tree_trial() { # ROW TRIAL
-	local row=$1 t=$2 d=$mnt/tree base=$out/tree/$1-$2 t0 t1 r0 r1
+	local row=$1 t=$2 d=$mnt/tree base=$out/tree/$1-$2 t0 t1 r0 r1 TIMEFORMAT='%3U %3S'
 	rm -rf "$d"
 	before_trial "$row"
 	mkdir -p "$d"
@@ -344,12 +344,17 @@ tree_trial() { # ROW TRIAL
 	echo "@@aipu-scale-mark begin tree $row $t"
 	sleep 0.5
 	t0=$(now)
-	tar -xf "$src" -C "$d" || die "tar -xf failed (row $row, trial $t)"
+	# tar's own CPU time (user + system, the probe's included): without the
+	# waits the wall time has, which under icount are jumps to the next
+	# timer, not instructions.
+	{ time tar -xf "$src" -C "$d" 2>"$base.tar-err"; } 2>"$base.cpu" ||
+		die "tar -xf failed (row $row, trial $t): $(cat "$base.tar-err")"
 	t1=$(now)
 	echo "@@aipu-scale-mark end tree $row $t"
 	sleep 0.5
 	after_measure tree "$row" "$t" "$base"
 	rec tree "$row" "$t" wall_s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
+	rec tree "$row" "$t" cpu_s "$(awk '{ printf "%.3f", $1 + $2 }' "$base.cpu")"
 	r0=$(now)
 	rm -rf "$d"
 	r1=$(now)

@@ -143,13 +143,15 @@ def throughput_section(name, res, metric, md, summary):
     rate; tree: tar's time).  Throughput = pages dirtied / time.
     """
     phase = res.get(name, {})
-    key = "host_cpu_s" if metric == "cpu" else ("write_s" if name == "random" else "wall_s")
+    key = {"cpu": "host_cpu_s", "gcpu": "cpu_s"}.get(
+        metric, "write_s" if name == "random" else "wall_s"
+    )
     pairs = pair_ratios(phase, key, True)
     out = {"metric": metric, "key": key, "trials": [], "ratio": None}
     if not pairs:
         md.append("(no figures)")
         return out
-    unit = "host CPU s" if metric == "cpu" else "guest s"
+    unit = {"cpu": "host CPU s", "gcpu": "tar CPU s"}.get(metric, "guest s")
     md.append(
         f"| trial | none {unit} | aipu {unit} | none pages/s | aipu pages/s "
         "| µs a page (none / aipu / extra) | ratio aipu/none | overhead "
@@ -221,7 +223,7 @@ def throughput_section(name, res, metric, md, summary):
     return out
 
 
-def throughput_section_both(name, res, md, summary):
+def throughput_section_both(name, res, md, summary, icount=False):
     md.append(
         "By QEMU's CPU time on the host between the guest's marks (the work the guest "
         "did, whatever else ran on the host):"
@@ -229,12 +231,35 @@ def throughput_section_both(name, res, md, summary):
     md.append("")
     throughput_section(name, res, "cpu", md, summary)
     md.append("")
-    md.append(
-        "By the guest's own clock (includes the time QEMU's threads waited for a "
-        "host CPU: 'host wait s'):"
-    )
+    if icount:
+        md.append(
+            "By the guest's own clock, which under QEMU's icount counts emulated "
+            "instructions (1 ns each) while the vCPU runs: **the measure to read**, "
+            "a ratio of instruction counts, not of the host's CPU time ('guest s' = "
+            "10^9 instructions):"
+        )
+    else:
+        md.append(
+            "By the guest's own clock (includes the time QEMU's threads waited for a "
+            "host CPU: 'host wait s'):"
+        )
     md.append("")
     throughput_section(name, res, "wall", md, summary)
+    if any("cpu_s" in d for row in res.get(name, {}).values() for d in row.values()):
+        md.append("")
+        md.append(
+            "By tar's own CPU time in the guest (user + system, aipu's probe included; "
+            "without the waits the guest's clock has"
+            + (
+                ", which under icount are jumps to the next timer, not instructions: "
+                "**the measure to read for the tree**"
+                if icount
+                else ""
+            )
+            + "):"
+        )
+        md.append("")
+        throughput_section(name, res, "gcpu", md, summary)
 
 
 def read_host_cpu(path, res):
@@ -501,7 +526,8 @@ def main(argv=None):
     md.append(
         f"Produced by `{host.get('command', '?')}`, {host.get('date', '?')}, commit "
         f"{host.get('commit', '?')} (module sources differ from it: "
-        f"{host.get('module sources differ from the commit', '?')}). QEMU TCG, "
+        f"{host.get('module sources differ from the commit', '?')}). QEMU TCG"
+        f"{' with icount (shift=0, sleep=on)' if 'icount' in host else ''}, "
         f"{genv.get('cpus', '?')} vCPUs, {int(genv.get('mem_kb', 0) or 0) // 1024} MiB; "
         f"host {host.get('host CPU', '?')}, load average before {host.get('load before', '?')}, "
         f"after {host.get('load after', '?')}. The host was shared with other engineers' builds "
@@ -523,7 +549,9 @@ def main(argv=None):
         "file once (randwrite.c: pwrite, shuffled order, no fsync)"
     )
     md.append("")
-    throughput_section_both("random", res, md, summary)
+    icount = "icount" in host
+    summary["icount"] = icount
+    throughput_section_both("random", res, md, summary, icount)
     md.append("")
     memory_section("random", res, md, summary)
     md.append("")
@@ -533,7 +561,7 @@ def main(argv=None):
         "(uncompressed tar on a tmpfs) onto ext4"
     )
     md.append("")
-    throughput_section_both("tree", res, md, summary)
+    throughput_section_both("tree", res, md, summary, icount)
     md.append("")
     memory_section("tree", res, md, summary)
     md.append("")
