@@ -565,36 +565,40 @@ def main(argv=None):
     md.append("")
     memory_section("tree", res, md, summary)
     md.append("")
-    md.append("## What TCG makes of aipu's own code: bench/scale in user space, host and guest")
-    md.append("")
-    md.append(
-        "The same bench/scale binary (table 1: the module's own queue code, compiled for "
-        "user space, one page a transition) run natively on the host and in the guest, to "
-        "scale the extra time per page above: the kernel's probe adds the tracepoint call, "
-        "RCU, the device lookup and slab allocations to this."
-    )
-    md.append("")
-    calib_section(d, md, summary)
-    md.append("")
-    md.append(
-        "## Two devices: the fast device's write time minus its pages' first-dirty time, "
-        "while the slow one holds a backlog"
-    )
-    md.append("")
-    md.append(
-        f"Slow: {genv.get('two_slow', '?')}; fast: {genv.get('two_fast', '?')} (4.5 s later). "
-        "Expiry 3 s, period 1 s for both rows: `linux` = Linux's writeback "
-        "(dirty_expire_centisecs 300, dirty_writeback_centisecs 100, aipu loaded with policy "
-        "kernel); `aipu` = policy aipu, max_age_ms 3000, period_ms 1000."
-    )
-    md.append("")
-    delays = two_section(gdir, res, md, summary)
-    md.append("")
-    md.append(
-        "lock_hold_max_ns is the guest's own measurement (local_clock() around each hold of "
-        "a device lock, interrupts off) under TCG, where every instruction is emulated: it is "
-        "several times what the same code takes on hardware (bench/scale's host figures)."
-    )
+    # Sections of phases that ran (--icount runs neither calib nor two).
+    if os.path.isdir(os.path.join(d, "host-calib")):
+        md.append("## What TCG makes of aipu's own code: bench/scale in user space, host and guest")
+        md.append("")
+        md.append(
+            "The same bench/scale binary (table 1: the module's own queue code, compiled for "
+            "user space, one page a transition) run natively on the host and in the guest, to "
+            "scale the extra time per page above: the kernel's probe adds the tracepoint call, "
+            "RCU, the device lookup and slab allocations to this."
+        )
+        md.append("")
+        calib_section(d, md, summary)
+        md.append("")
+    delays = {}
+    if "two" in res:
+        md.append(
+            "## Two devices: the fast device's write time minus its pages' first-dirty time, "
+            "while the slow one holds a backlog"
+        )
+        md.append("")
+        md.append(
+            f"Slow: {genv.get('two_slow', '?')}; fast: {genv.get('two_fast', '?')} (4.5 s later). "
+            "Expiry 3 s, period 1 s for both rows: `linux` = Linux's writeback "
+            "(dirty_expire_centisecs 300, dirty_writeback_centisecs 100, aipu loaded with policy "
+            "kernel); `aipu` = policy aipu, max_age_ms 3000, period_ms 1000."
+        )
+        md.append("")
+        delays = two_section(gdir, res, md, summary)
+        md.append("")
+        md.append(
+            "lock_hold_max_ns is the guest's own measurement (local_clock() around each hold of "
+            "a device lock, interrupts off) under TCG, where every instruction is emulated: it is "
+            "several times what the same code takes on hardware (bench/scale's host figures)."
+        )
     look_section(gdir, md, summary)
     p = plot(d, summary, delays)
     if p:
