@@ -236,7 +236,9 @@ def throughput_section_both(name, res, md, summary, icount=False):
             "By the guest's own clock, which under QEMU's icount counts emulated "
             "instructions (1 ns each) while the vCPU runs: **the measure to read**, "
             "a ratio of instruction counts, not of the host's CPU time ('guest s' = "
-            "10^9 instructions):"
+            "10^9 instructions, 'µs a page' thousands of instructions a page; each "
+            "byte of a `rep movsb`, the kernel's copy of a write's data, counts as one, "
+            "so the extra per page is the figure that carries over, not the ratio):"
         )
     else:
         md.append(
