@@ -308,6 +308,7 @@ void aipu_shrink_exit(void);
 int aipu_mem_init(void);
 void aipu_mem_exit(void);
 void aipu_mem_refill(void);
+void aipu_mem_drain(void);
 u64 aipu_mem_bytes(void);
 u64 aipu_mem_objects(void);
 

@@ -190,6 +190,8 @@ void aipu_mapping_kill(struct address_space *mapping)
 		}
 	}
 	rcu_read_unlock();
+	if (m)
+		aipu_mem_drain();
 }
 
 /*
@@ -216,6 +218,7 @@ void aipu_mapping_forget(struct aipu_dev *d)
 			done = ltrack_kill(&d->tr, t, AIPU_DRAIN_BATCH);
 			aipu_dev_unlock(d, flags);
 		}
+		aipu_mem_drain();
 	}
 }
 

@@ -13,11 +13,18 @@
  * PREEMPT_RT: a device's lock is a raw spinlock, and RT's slab may be called
  * neither to allocate nor to free under one (its own locks sleep there).  So
  * on RT every object comes from the reserve alone, a larger one that every
- * flusher pass and the tick refill, and objects freed under a lock go back
- * to it, or onto a list that the same process-context refill frees.
- * Dirtying faster than a period's reserve degrades, counted, as on any
- * kernel when memory runs out.  The flusher's own allocations under the
- * lock (retries) take the same path.
+ * flusher pass and the tick refill.  Dirtying faster than a period's reserve
+ * degrades, counted, as on any kernel when memory runs out.  The flusher's
+ * own allocations under the lock (retries) take the same path.
+ *
+ * Frees, on every kernel, go back to the reserve or onto a list that the
+ * same process-context refill frees, or the eviction probe once it has let
+ * go of the lock: never to the slab under a lock (but under KASAN, which
+ * must see every object poisoned the moment it is freed).  On 6.12 one
+ * kmem_cache_free() can flush SLUB's per-CPU partial slabs into the page
+ * allocator's bulk free: 0.7 million instructions for one log segment, 3 to
+ * 4 million for a hold of 64 frees at a large file's eviction, counted under
+ * QEMU's icount (docs/design.md §3), all with interrupts off.
  *
  * Every cache is SLAB_ACCOUNT: tracking memory is charged to the memory
  * cgroup of the task that dirtied the page, like the page cache it
@@ -35,6 +42,11 @@
 
 /* May the slab be called with a device's lock held, interrupts off? */
 #define AIPU_SLAB_ATOMIC	(!IS_ENABLED(CONFIG_PREEMPT_RT))
+/*
+ * Free to the slab at once?  Only under KASAN: an object parked for the
+ * drain is not poisoned, and a use after its free would go unseen.
+ */
+#define AIPU_FREE_AT_ONCE	(AIPU_SLAB_ATOMIC && IS_ENABLED(CONFIG_KASAN))
 /* Reserves are larger on RT: a few periods of a fast writer's needs. */
 #define AIPU_RESERVE_SCALE	(AIPU_SLAB_ATOMIC ? 1 : 16)
 
@@ -98,27 +110,49 @@ static void reserve_free(struct reserve *rs, void *p)
 	unsigned long flags;
 
 	percpu_counter_dec(&rs->live);
-	if (AIPU_SLAB_ATOMIC) {
+	if (AIPU_FREE_AT_ONCE) {
 		kmem_cache_free(rs->cache, p);
 		return;
 	}
-	raw_spin_lock_irqsave(&rs->lock, flags);
-	if (rs->nr < rs->cap) {
-		rs->obj[rs->nr++] = p;
-		p = NULL;
+	/*
+	 * RT refills its reserve first; elsewhere the reserve is the slab's
+	 * stand-in only when it fails, and a shared lock per free would bring
+	 * back the contention the per-CPU slab avoids.
+	 */
+	if (!AIPU_SLAB_ATOMIC) {
+		raw_spin_lock_irqsave(&rs->lock, flags);
+		if (rs->nr < rs->cap) {
+			rs->obj[rs->nr++] = p;
+			p = NULL;
+		}
+		raw_spin_unlock_irqrestore(&rs->lock, flags);
 	}
-	raw_spin_unlock_irqrestore(&rs->lock, flags);
 	if (p)
 		llist_add(p, &rs->to_free);	/* a dead object is node enough */
 }
 
-/* Process context: what was freed where the slab could not be called. */
+/* No lock of aipu's held: what was freed under one, to the slab. */
 static void reserve_drain(struct reserve *rs)
 {
 	struct llist_node *n, *next;
 
 	llist_for_each_safe(n, next, llist_del_all(&rs->to_free))
 		kmem_cache_free(rs->cache, n);
+}
+
+/*
+ * After a lock aipu held to free a file's queue (eviction, the shrinker):
+ * give the memory back now, not at the next period's refill.  Not on RT,
+ * where these callers may not call the slab either (the refill does it).
+ */
+void aipu_mem_drain(void)
+{
+	unsigned int i;
+
+	if (!AIPU_SLAB_ATOMIC)
+		return;
+	for (i = 0; i < NR_RESERVES; i++)
+		reserve_drain(&reserves[i]);
 }
 
 /* A log segment's size class: aipu_seg_bytes[] in src/log.c. */

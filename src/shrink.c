@@ -71,6 +71,7 @@ static unsigned long scan_objects(struct shrinker *s, struct shrink_control *sc)
 	     d = aipu_dev_next(d))
 		freed += shrink_dev(d, sc->nr_to_scan - freed);
 	rcu_read_unlock();
+	aipu_mem_drain();
 	return freed ? freed : SHRINK_STOP;
 }
 
