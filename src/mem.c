@@ -22,7 +22,7 @@
  * go of the lock: never to the slab under a lock (but under KASAN, which
  * must see every object poisoned the moment it is freed).  On 6.12 one
  * kmem_cache_free() can flush SLUB's per-CPU partial slabs into the page
- * allocator's bulk free: 0.7 million instructions for one log segment, 3 to
+ * allocator's bulk free: 0.7 million instructions for one log segment, up to
  * 4 million for a hold of 64 frees at a large file's eviction, counted under
  * QEMU's icount (docs/design.md §3), all with interrupts off.
  *
@@ -136,6 +136,9 @@ static void reserve_drain(struct reserve *rs)
 {
 	struct llist_node *n, *next;
 
+	/* Every eviction drains: no atomic exchange on a list with nothing. */
+	if (llist_empty(&rs->to_free))
+		return;
 	llist_for_each_safe(n, next, llist_del_all(&rs->to_free))
 		kmem_cache_free(rs->cache, n);
 }
