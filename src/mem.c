@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 /*
  * aipu: memory for the files' queues (src/log.c, src/live.c, src/flog.c)
  * and their trackers.
@@ -44,9 +45,16 @@
 #define AIPU_SLAB_ATOMIC	(!IS_ENABLED(CONFIG_PREEMPT_RT))
 /*
  * Free to the slab at once?  Only under KASAN: an object parked for the
- * drain is not poisoned, and a use after its free would go unseen.
+ * drain is not poisoned, and a use after its free would go unseen.  A
+ * build with AIPU_FREE_LATER=1 parks them there too, so that the debug
+ * kernel's lockdep, kmemleak and slab checks see the drains (make
+ * debugtest FREE_LATER=1).
  */
+#ifdef AIPU_FREE_LATER
+#define AIPU_FREE_AT_ONCE	false
+#else
 #define AIPU_FREE_AT_ONCE	(AIPU_SLAB_ATOMIC && IS_ENABLED(CONFIG_KASAN))
+#endif
 /* Reserves are larger on RT: a few periods of a fast writer's needs. */
 #define AIPU_RESERVE_SCALE	(AIPU_SLAB_ATOMIC ? 1 : 16)
 
@@ -349,6 +357,8 @@ int aipu_mem_init(void)
 			return -ENOMEM;
 		}
 	}
+	if (IS_ENABLED(CONFIG_KASAN) && !AIPU_FREE_AT_ONCE)
+		pr_info("KASAN: frees parked for the drain (AIPU_FREE_LATER)\n");
 	return 0;
 }
 
