@@ -358,7 +358,7 @@ int aipu_mem_init(void)
 		}
 	}
 	if (IS_ENABLED(CONFIG_KASAN) && !AIPU_FREE_AT_ONCE)
-		pr_info("KASAN: frees parked for the drain (AIPU_FREE_LATER)\n");
+		pr_info("frees parked for the drain (AIPU_FREE_LATER)\n");
 	return 0;
 }
 
