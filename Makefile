@@ -26,7 +26,8 @@
 #                      scripts/debug-kernel.sh, 16-40 min the first time
 # make debugtest       the VM tests on that kernel, kmemleak scans around
 #                      them (scripts/debugtest.sh): TESTS="t_stress ..."
-#                      (default all), STRESS_SECONDS=, FAILSLAB=PERCENT
+#                      (default all), STRESS_SECONDS=, FAILSLAB=PERCENT,
+#                      FREE_LATER=1 (frees parked as without KASAN)
 # make kerneltree     Debian's 7.2 source (unstable's linux-source-7.2),
 #                      a small test kernel built from it (cached in
 #                      /var/cache/aipu/kernel-7.2) and aipu.ko for it:
@@ -122,7 +123,7 @@ dkms:
 # STRESS_SECONDS only when given (make stress's 1800 is not the default here).
 debugtest:
 	scripts/debugtest.sh $(if $(filter command line environment,$(origin STRESS_SECONDS)),--stress-seconds $(STRESS_SECONDS)) \
-		$(if $(FAILSLAB),--failslab $(FAILSLAB)) $(TESTS)
+		$(if $(FAILSLAB),--failslab $(FAILSLAB)) $(if $(FREE_LATER),--free-later) $(TESTS)
 
 # The user-space scale benchmark of the log-based queue (src/track_log.c with
 # log.c, live.c, flog.c and wheel.c) on the host's CPU (bench/scale/README.md):

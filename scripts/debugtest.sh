@@ -5,7 +5,8 @@
 # atomic-sleep checks, kmemleak, failslab), with kmemleak scans around them.
 #
 #   scripts/debugtest.sh [--stress-seconds N] [--failslab PERCENT]
-#                        [--out DIR] [--timeout SECONDS] [TEST...]
+#                        [--free-later] [--out DIR] [--timeout SECONDS]
+#                        [TEST...]
 #
 # TEST: t_sysfs, t_stress, ... (default: every tests/vm/t_*.sh). The kernel
 # comes from scripts/debug-kernel.sh (built the first time, 16-40 min, then
@@ -17,6 +18,11 @@
 #   --failslab PERCENT  fail that share of the allocations from aipu's slab
 #                       caches during t_stress (AIPU_STRESS_FAILSLAB; the
 #                       guest boots with slub_debug=A on those caches)
+#   --free-later        build aipu.ko with AIPU_FREE_LATER=1: objects freed
+#                       under a lock are parked for the drain as on Debian's
+#                       kernels (under KASAN they go to the slab at once,
+#                       src/mem.c), so lockdep, kmemleak and the slab's
+#                       checks at rmmod see the drains
 #   --out DIR           the guest's logs (default build/debugtest)
 #   --timeout SECONDS   the whole boot (default 2 h + the churn); each test
 #                       gets the same limit, the debug kernel being slow
@@ -34,7 +40,7 @@ die() {
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-stress=120 failslab=0 out=build/debugtest tmo=""
+stress=120 failslab=0 free_later=0 out=build/debugtest tmo=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--stress-seconds | --failslab | --out | --timeout)
@@ -46,6 +52,10 @@ while [ $# -gt 0 ]; do
 		--timeout) tmo=$2 ;;
 		esac
 		shift 2
+		;;
+	--free-later)
+		free_later=1
+		shift
 		;;
 	-h | --help)
 		sed -n '3,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
@@ -68,6 +78,8 @@ done
 # Its output is shown; its last line is the tree.
 klog=$(mktemp)
 trap 'rm -f "$klog"' EXIT
+# Read by Kbuild in the module's build (make passes the environment on).
+if [ "$free_later" -eq 1 ]; then export AIPU_FREE_LATER=1; else unset AIPU_FREE_LATER; fi
 scripts/debug-kernel.sh | tee "$klog"
 tree=$(tail -n 1 "$klog")
 [ -d "$tree" ] || die "scripts/debug-kernel.sh did not print a kernel tree (got '$tree')."
@@ -84,7 +96,7 @@ if [ ${#tests[@]} -eq 0 ]; then
 fi
 rm -rf "$out"
 mkdir -p "$out"
-echo "$prog: $(basename "$tree"), tests: ${tests[*]}, churn ${stress}s, failslab ${failslab}%, out $out"
+echo "$prog: $(basename "$tree"), tests: ${tests[*]}, churn ${stress}s, failslab ${failslab}%, free later $free_later, out $out"
 # rmmod: 60 s is the stock kernels' limit; a debug guest sharing the host
 # was seen to take 3 minutes with eight writers running (docs/reliability.md).
 # AIPU_TIME_SCALE: this kernel runs 3-5 times slower under TCG; tests whose

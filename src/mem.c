@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 /*
  * aipu: memory for the files' queues (src/log.c, src/live.c, src/flog.c)
  * and their trackers.
@@ -22,7 +23,7 @@
  * go of the lock: never to the slab under a lock (but under KASAN, which
  * must see every object poisoned the moment it is freed).  On 6.12 one
  * kmem_cache_free() can flush SLUB's per-CPU partial slabs into the page
- * allocator's bulk free: 0.7 million instructions for one log segment, 3 to
+ * allocator's bulk free: 0.7 million instructions for one log segment, up to
  * 4 million for a hold of 64 frees at a large file's eviction, counted under
  * QEMU's icount (docs/design.md §3), all with interrupts off.
  *
@@ -44,9 +45,16 @@
 #define AIPU_SLAB_ATOMIC	(!IS_ENABLED(CONFIG_PREEMPT_RT))
 /*
  * Free to the slab at once?  Only under KASAN: an object parked for the
- * drain is not poisoned, and a use after its free would go unseen.
+ * drain is not poisoned, and a use after its free would go unseen.  A
+ * build with AIPU_FREE_LATER=1 parks them there too, so that the debug
+ * kernel's lockdep, kmemleak and slab checks see the drains (make
+ * debugtest FREE_LATER=1).
  */
+#ifdef AIPU_FREE_LATER
+#define AIPU_FREE_AT_ONCE	false
+#else
 #define AIPU_FREE_AT_ONCE	(AIPU_SLAB_ATOMIC && IS_ENABLED(CONFIG_KASAN))
+#endif
 /* Reserves are larger on RT: a few periods of a fast writer's needs. */
 #define AIPU_RESERVE_SCALE	(AIPU_SLAB_ATOMIC ? 1 : 16)
 
@@ -136,6 +144,9 @@ static void reserve_drain(struct reserve *rs)
 {
 	struct llist_node *n, *next;
 
+	/* Every eviction drains: no atomic exchange on a list with nothing. */
+	if (llist_empty(&rs->to_free))
+		return;
 	llist_for_each_safe(n, next, llist_del_all(&rs->to_free))
 		kmem_cache_free(rs->cache, n);
 }
@@ -346,6 +357,8 @@ int aipu_mem_init(void)
 			return -ENOMEM;
 		}
 	}
+	if (IS_ENABLED(CONFIG_KASAN) && !AIPU_FREE_AT_ONCE)
+		pr_info("frees parked for the drain (AIPU_FREE_LATER)\n");
 	return 0;
 }
 

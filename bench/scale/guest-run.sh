@@ -167,9 +167,13 @@ gargs+=(--phases "$phases")
 
 suffix=-guest-scale
 [ "$quick" -eq 0 ] || suffix+=-quick
-[ "$icount" -eq 0 ] || suffix+=-icount
 vmargs=(--cpus 2)
-[ "$icount" -eq 0 ] || vmargs=(--cpus 1 --icount)
+iarg=""
+if [ "$icount" -eq 1 ]; then
+	suffix+=-icount
+	vmargs=(--cpus 1 --icount)
+	iarg=" --icount"
+fi
 nk=$(wc -w <<<"$kernels")
 status=0
 for k in $kernels; do
@@ -205,7 +209,7 @@ for k in $kernels; do
 	commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	srcdirty=$(git -C "$root" status --porcelain -- src include Kbuild 2>/dev/null | tr '\n' ';' || true)
 	start=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
-	cmd="bench/scale/guest-run.sh${gargs[*]:+ ${gargs[*]}}$([ "$icount" -eq 0 ] || echo " --icount") --kernel $k"
+	cmd="bench/scale/guest-run.sh${gargs[*]:+ ${gargs[*]}}$iarg --kernel $k"
 	busy() { ps -eo pcpu=,ni=,comm= --sort=-pcpu | head -5 | awk '{printf "%s%s %s%% (nice %s)", (NR > 1 ? ", " : ""), $3, $1, $2}'; }
 	{
 		echo "date: $start"

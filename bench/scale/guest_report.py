@@ -135,6 +135,10 @@ def aipu_memory(trial):
     }
 
 
+# A metric's results.txt key and unit; "wall", the guest's clock, is the rest.
+METRICS = {"cpu": ("host_cpu_s", "host CPU s"), "gcpu": ("cpu_s", "tar CPU s")}
+
+
 def throughput_section(name, res, metric, md, summary):
     """One table of none against aipu for phase NAME.
 
@@ -143,15 +147,12 @@ def throughput_section(name, res, metric, md, summary):
     rate; tree: tar's time).  Throughput = pages dirtied / time.
     """
     phase = res.get(name, {})
-    key = {"cpu": "host_cpu_s", "gcpu": "cpu_s"}.get(
-        metric, "write_s" if name == "random" else "wall_s"
-    )
+    key, unit = METRICS.get(metric, ("write_s" if name == "random" else "wall_s", "guest s"))
     pairs = pair_ratios(phase, key, True)
     out = {"metric": metric, "key": key, "trials": [], "ratio": None}
     if not pairs:
         md.append("(no figures)")
         return out
-    unit = {"cpu": "host CPU s", "gcpu": "tar CPU s"}.get(metric, "guest s")
     md.append(
         f"| trial | none {unit} | aipu {unit} | none pages/s | aipu pages/s "
         "| µs a page (none / aipu / extra) | ratio aipu/none | overhead "
@@ -596,11 +597,17 @@ def main(argv=None):
         md.append("")
         delays = two_section(gdir, res, md, summary)
         md.append("")
-        md.append(
-            "lock_hold_max_ns is the guest's own measurement (local_clock() around each hold of "
-            "a device lock, interrupts off) under TCG, where every instruction is emulated: it is "
-            "several times what the same code takes on hardware (bench/scale's host figures)."
+    md.append(
+        "lock_hold_max_ns is the guest's own measurement (local_clock() around each hold of "
+        "a device lock, interrupts off) under TCG"
+        + (
+            ", with icount a count of instructions, not a time"
+            if icount
+            else ", where every instruction is emulated: it is several times what the same "
+            "code takes on hardware (bench/scale's host figures)"
         )
+        + "."
+    )
     look_section(gdir, md, summary)
     p = plot(d, summary, delays)
     if p:
