@@ -6,19 +6,21 @@
 # dirty-tag lookup, the file's lock, the tracking call, ...), is applied to
 # a clone of HEAD, aipu.ko built from it for each kernel, and measured with
 # bench/scale/guest-run.sh --icount --quick --phases random: the extra
-# instructions a page dirtied at random, deterministic to a few
-# instructions (QEMU's icount: one vCPU, the guest's clock counting
-# instructions). The variant "head" is HEAD unchanged; what a part costs
+# instructions a page dirtied at random (QEMU's icount: one vCPU, the
+# guest's clock counting instructions; trials agree within a few tens of
+# instructions a page, 619-630 for HEAD's three on 2026-11-30). The variant "head" is HEAD unchanged; what a part costs
 # is head's extra minus the variant's.
 #
-#   bench/scale/ablate.sh [--kernel KVER]... [--trials N] --out DIR PATCH...
+#   bench/scale/ablate.sh [--kernel KVER]... [--trials N] [--report-only]
+#                         --out DIR PATCH...
 #
 # --kernel: default 6.1.0-57-amd64 (headers in /lib/modules/KVER/build, the
 # image in /boot); --trials: default 3. Each variant takes about 2 minutes
 # of one host CPU a kernel (a 64-MiB file, 16,384 pages). Writes DIR/NAME/KVER/
 # (guest-run.sh's results for variant NAME, the patch's file name without
-# .patch), DIR/patches/ (the patches) and DIR/summary.md. Uncommitted
-# changes are not measured: the clones are of HEAD.
+# .patch), DIR/patches/ (the patches) and DIR/summary.md; --report-only
+# writes summary.md again from DIR's results. Uncommitted changes are not
+# measured: the clones are of HEAD.
 set -euo pipefail
 prog=ablate
 die() {
@@ -27,7 +29,7 @@ die() {
 }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-kernels=() trials=3 out=""
+kernels=() trials=3 out="" report_only=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel | --trials | --out)
@@ -38,6 +40,10 @@ while [ $# -gt 0 ]; do
 		--out) out=$2 ;;
 		esac
 		shift 2
+		;;
+	--report-only)
+		report_only=1
+		shift
 		;;
 	-h | --help)
 		sed -n '3,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
@@ -57,7 +63,7 @@ for k in "${kernels[@]}"; do
 	fi
 done
 for p in "$@"; do
-	[ -f "$p" ] || die "no patch file '$p'."
+	[ -f "$p" ] || [ "$report_only" -eq 1 ] || die "no patch file '$p'."
 done
 
 mkdir -p "$out/patches"
@@ -66,12 +72,13 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/aipu-ablate.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 names=(head)
 for p in "$@"; do
-	cp "$p" "$out/patches/"
+	[ "$report_only" -eq 1 ] || cp "$p" "$out/patches/"
 	names+=("$(basename "$p" .patch)")
 done
 head=$(git -C "$root" rev-parse --short HEAD)
 
 for name in "${names[@]}"; do
+	[ "$report_only" -eq 0 ] || break
 	src=$work/$name
 	git clone -q "$root" "$src"
 	if [ "$name" != head ]; then
@@ -97,10 +104,13 @@ out, head, kernels, names = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.a
 
 def extra(name, k):
     with open(f"{out}/{name}/{k}/summary.json") as f:
-        trials = json.load(f)["icount"]["trials"]
+        # under icount the guest's clock ("wall") counts instructions
+        trials = json.load(f)["random"]["wall"]["trials"]
     return [t["extra_us_per_page"] * 1000 for t in trials]
 
 
+with open(f"{out}/head/{kernels[0]}/env.txt") as f:
+    head = next((ln.split()[1] for ln in f if ln.startswith("commit:")), head)
 print(f"# The probe's instructions, part by part (HEAD {head})\n")
 print("Produced by `bench/scale/ablate.sh`: each variant is HEAD with one patch")
 print("(patches/), measured by `bench/scale/guest-run.sh --icount --quick --phases")
