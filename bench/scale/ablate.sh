@@ -75,12 +75,15 @@ for p in "$@"; do
 	[ "$report_only" -eq 1 ] || cp "$p" "$out/patches/"
 	names+=("$(basename "$p" .patch)")
 done
+# The commit now: the checkout may move on while the variants run.
 head=$(git -C "$root" rev-parse --short HEAD)
+head_full=$(git -C "$root" rev-parse HEAD)
 
 for name in "${names[@]}"; do
 	[ "$report_only" -eq 0 ] || break
 	src=$work/$name
 	git clone -q "$root" "$src"
+	git -C "$src" checkout -q "$head_full"
 	if [ "$name" != head ]; then
 		git -C "$src" apply "$out/patches/$name.patch" ||
 			die "patch $name.patch does not apply to HEAD ($head): make it against HEAD."
