@@ -96,6 +96,7 @@ enum aipu_live_dirty { AIPU_LIVE_NEW, AIPU_LIVE_AGAIN };
 void live_init(struct aipu_live *l);
 int live_dirty(struct aipu_live *l, pgoff_t index, unsigned long time);
 bool live_test(struct aipu_live *l, pgoff_t index);
+bool live_any(struct aipu_live *l, pgoff_t index, unsigned long nr);
 bool live_is_moved(struct aipu_live *l, pgoff_t index);
 bool live_take(struct aipu_live *l, pgoff_t index, unsigned long time);
 void live_done(struct aipu_live *l, pgoff_t index, bool still_dirty);

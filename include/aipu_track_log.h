@@ -200,6 +200,8 @@ void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		  unsigned long time);
 void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		 unsigned long time, bool was_clean);
+bool ltrack_may_redirty(struct aipu_ltracker *t, pgoff_t start,
+			unsigned long nr);
 void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		    pgoff_t start, unsigned long nr, unsigned long time);
 void ltrack_inherit(struct aipu_ltrack *tr, struct aipu_ltracker *t,

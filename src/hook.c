@@ -16,7 +16,8 @@
  *
  * A folio dirtied again because its write was declined keeps the first-dirty
  * time it had (ltrack_redirty()): the kernel itself does not count that as a
- * new dirtying.
+ * new dirtying.  Whether it was is looked up only where the answer matters
+ * (ltrack_may_redirty()).
  *
  * The probes only record; everything that can wait is left to the flusher.
  */
@@ -62,25 +63,44 @@ void aipu_hook_stats(struct aipu_stats *st)
 }
 
 /*
+ * Was @folio's write declined (folio_redirty_for_writepage())?  The flag
+ * is set and the tag not yet when a clean folio is dirtied; a declined
+ * folio had its flag cleared for the write but kept its tag, which only
+ * starting writeback clears.  A walk of the xarray: asked only when the
+ * answer changes what aipu does (ltrack_may_redirty()).
+ */
+static bool declined(struct address_space *mapping, struct folio *folio)
+{
+	return xa_get_mark(&mapping->i_pages, folio->index,
+			   PAGECACHE_TAG_DIRTY);
+}
+
+/*
  * The common case under the file's lock alone: a page of a file already
  * queued, dirtied no earlier than its place (ltrack_pages_fast()).  Not a
  * redirtied page nor one the flusher's own metadata write dirties: those
- * need the device's lock.  Interrupts off as under the device's lock (on
- * PREEMPT_RT the i_pages lock leaves them on).
+ * need the device's lock.  *@redirty: whether the page's write was
+ * declined, as far as that matters (ltrack_may_redirty()); left alone (-1)
+ * when the file's lock was not taken.  Interrupts off as under the
+ * device's lock (on PREEMPT_RT the i_pages lock leaves them on).
  */
 static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
-		      struct folio *folio, unsigned long nr, bool redirty,
-		      unsigned long *time)
+		      struct address_space *mapping, struct folio *folio,
+		      unsigned long nr, int *redirty, unsigned long *time)
 {
 	unsigned long unused, flags;
-	int r;
+	int r = AIPU_FAST_NO;
 
-	if (!t || redirty || aipu_issue_inherits(d, &unused))
+	if (!t || aipu_issue_inherits(d, &unused))
 		return AIPU_FAST_NO;
 	*time = jiffies;
 	local_irq_save(flags);
 	aipu_ltracker_lock(t);
-	r = ltrack_pages_fast(t, folio->index, nr, *time, this_cpu_ptr(d->fast));
+	*redirty = ltrack_may_redirty(t, folio->index, nr) &&
+		   declined(mapping, folio);
+	if (!*redirty)
+		r = ltrack_pages_fast(t, folio->index, nr, *time,
+				      this_cpu_ptr(d->fast));
 	aipu_ltracker_unlock(t);
 	local_irq_restore(flags);
 	return r;
@@ -159,19 +179,10 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 			      struct address_space *mapping)
 {
 	unsigned long nr = folio_nr_pages(folio), time = 0;
+	int fast, redirty = -1;		/* not asked yet */
 	struct aipu_ltracker *t;
 	struct aipu_dev *d;
-	bool redirty;
-	int fast;
 
-	/*
-	 * The flag is set and the tag not yet when a clean folio is dirtied;
-	 * a folio whose write was declined (folio_redirty_for_writepage())
-	 * had its flag cleared for the write but kept its tag, which only
-	 * starting writeback clears.
-	 */
-	redirty = xa_get_mark(&mapping->i_pages, folio->index,
-			      PAGECACHE_TAG_DIRTY);
 	rcu_read_lock();
 	d = aipu_mapping_dev(mapping, &t);
 	if (!d) {
@@ -179,9 +190,12 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 		untracked(nr);
 		return;
 	}
-	fast = probe_fast(d, t, folio, nr, redirty, &time);
-	if (fast != AIPU_FAST_DONE)
+	fast = probe_fast(d, t, mapping, folio, nr, &redirty, &time);
+	if (fast != AIPU_FAST_DONE) {
+		if (redirty < 0)
+			redirty = declined(mapping, folio);
 		d = probe_slow(d, mapping, t, folio, nr, redirty, fast, time);
+	}
 	if (aipu_policy_wants_poke())
 		aipu_flusher_poke(d);
 	else

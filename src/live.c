@@ -234,6 +234,43 @@ int live_dirty(struct aipu_live *l, pgoff_t index, unsigned long time)
 	return err ? err : AIPU_LIVE_AGAIN;
 }
 
+/* Is a bit of [@from, @to) set in @c?  Whole zero words skipped. */
+static bool chunk_any(const struct aipu_live_chunk *c, unsigned int from,
+		      unsigned int to)
+{
+	while (from < to) {
+		if (from % BITS_PER_LONG == 0 && to - from >= BITS_PER_LONG &&
+		    !c->bits[from / BITS_PER_LONG]) {
+			from += BITS_PER_LONG;
+			continue;
+		}
+		if (test_bit(from, c->bits))
+			return true;
+		from++;
+	}
+	return false;
+}
+
+/*
+ * Has any page of [@index, @index + @nr) an entry not yet processed?  A
+ * large folio's pages are one range: a chunk looked up once, not a page.
+ */
+bool live_any(struct aipu_live *l, pgoff_t index, unsigned long nr)
+{
+	pgoff_t end = index + nr;
+
+	while (index < end) {
+		pgoff_t base = chunk_base(index);
+		pgoff_t stop = min_t(pgoff_t, end, base + AIPU_LIVE_CHUNK_PAGES);
+		struct aipu_live_chunk *c = chunk_find(l, index, false);
+
+		if (c && chunk_any(c, index - base, stop - base))
+			return true;
+		index = stop;
+	}
+	return false;
+}
+
 /* Is page @index in the moved map: dirtied again while an entry was queued? */
 bool live_is_moved(struct aipu_live *l, pgoff_t index)
 {

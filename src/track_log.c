@@ -321,6 +321,25 @@ void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 }
 
 /*
+ * Need the probe ask whether a clean -> dirty transition of pages [start,
+ * start + nr) is a declined write's (the page's dirty tag still set: a
+ * walk of the mapping's xarray, a quarter of the probe's instructions,
+ * docs/design.md §4)?  Only if ltrack_redirty() would treat it otherwise
+ * than ltrack_pages(): when a page has a queued entry, which a redirtying
+ * keeps, or the flusher is writing the file (its declines are redirtied
+ * before the batch comes back), or the file is bounded as a whole or being
+ * freed.  Otherwise the two differ in the counters alone (pages_dirtied,
+ * not pages_redirtied: a page dirtied before aipu was loaded, declined by
+ * Linux's writeback).  Under @t's lock.
+ */
+bool ltrack_may_redirty(struct aipu_ltracker *t, pgoff_t start,
+			unsigned long nr)
+{
+	return t->users || t->draining || entry_queued(&t->whole) ||
+	       live_any(&t->q.live, start, nr);
+}
+
+/*
  * Pages [start, start + nr) were dirtied again without having been written:
  * a ->writepage declined them (folio_redirty_for_writepage()).  That is no
  * new first dirtying: a page with a queued entry keeps it (one the flusher

@@ -105,11 +105,18 @@ import sys
 out, head, kernels, names = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4:]
 
 
-def extra(name, k):
+def trials(name, k):
     with open(f"{out}/{name}/{k}/summary.json") as f:
         # under icount the guest's clock ("wall") counts instructions
-        trials = json.load(f)["random"]["wall"]["trials"]
-    return [t["extra_us_per_page"] * 1000 for t in trials]
+        return json.load(f)["random"]["wall"]["trials"]
+
+
+def extra(name, k):
+    return [t["extra_us_per_page"] * 1000 for t in trials(name, k)]
+
+
+def row(name, k, key):
+    return statistics.median(t[key] * 1000 for t in trials(name, k))
 
 
 with open(f"{out}/head/{kernels[0]}/env.txt") as f:
@@ -120,16 +127,19 @@ print("(patches/), measured by `bench/scale/guest-run.sh --icount --quick --phas
 print("random` (16,384 pages of a cached 64-MiB file dirtied at random, rows none")
 print("and aipu alternating in one boot, one vCPU under QEMU's icount). 'extra' is")
 print("the instructions aipu adds to a page's write (aipu's minus none's, per page);")
-print("'saves' is head's extra minus the variant's: what the removed part costs.\n")
+print("'saves' is head's extra minus the variant's: what the removed part costs.")
+print("The rows' own medians (instructions a page written with aipu loaded and")
+print("without) show which row moved: a busy host adds noise to both.\n")
 for k in kernels:
     base = statistics.median(extra("head", k))
     print(f"## {k}\n")
-    print("| variant | extra instructions a page (median) | range over trials | saves |")
-    print("|---|---:|---:|---:|")
+    print("| variant | extra instructions a page (median) | range over trials | saves | aipu row a page | none row a page |")
+    print("|---|---:|---:|---:|---:|---:|")
     for n in names:
         e = extra(n, k)
         m = statistics.median(e)
-        print(f"| {n} | {m:.0f} | {min(e):.0f}-{max(e):.0f} | {base - m:.0f} |")
+        a, z = row(n, k, "us_per_page_aipu"), row(n, k, "us_per_page_none")
+        print(f"| {n} | {m:.0f} | {min(e):.0f}-{max(e):.0f} | {base - m:.0f} | {a:.0f} | {z:.0f} |")
     print()
 EOF
 cat "$out/summary.md"

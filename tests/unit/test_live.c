@@ -301,6 +301,38 @@ static int test_range(void)
 	return 0;
 }
 
+/*
+ * live_any() against live_test() page by page: ranges across chunks, whole
+ * zero words and a directory's window, on files sparse and dense.
+ */
+static int test_any(void)
+{
+	struct aipu_live l;
+	unsigned int trial, i;
+
+	srand(7);
+	for (trial = 0; trial < 300; trial++) {
+		unsigned long span = trial % 3 ? 5000 : 2 * AIPU_LIVE_DIR_PAGES;
+		unsigned int n = trial % 5 ? 1 + rand() % 40 : 3000;
+
+		live_init(&l);
+		for (i = 0; i < n; i++)
+			CHECK(live_dirty(&l, rand() % span, 1) >= 0);
+		for (i = 0; i < 200; i++) {
+			unsigned long index = rand() % span, p;
+			unsigned long nr = 1 + rand() % (i % 4 ? 8 : 1500);
+			bool want = false;
+
+			for (p = index; p < index + nr; p++)
+				want |= live_test(&l, p);
+			CHECK(live_any(&l, index, nr) == want);
+		}
+		live_drop(&l, &(unsigned long){ ~0UL });
+	}
+	CHECK(unit_mem.chunks == 0 && unit_mem.moved == 0 && !unit_mem.bytes);
+	return 0;
+}
+
 int main(void)
 {
 	RUN(test_directed);
@@ -308,5 +340,6 @@ int main(void)
 	RUN(test_model_dir);
 	RUN(test_dir);
 	RUN(test_range);
+	RUN(test_any);
 	return unit_done();
 }

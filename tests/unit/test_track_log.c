@@ -8,7 +8,8 @@
  * (a stalled flusher) and with cutoffs up to one and a half turns back (a
  * max_age beyond the wheel's span: files wrapped round in it): writers
  * dirty ranges of pages, timestamps (lazytime) and inodes, someone else
- * cleans pages (fsync), reclaim declines writes, files are evicted,
+ * cleans pages (fsync), reclaim declines writes (through the probe's test,
+ * ltrack_may_redirty(), of whether that needs a look), files are evicted,
  * degraded by the shrinker and parked, in bounded steps; the flusher runs
  * passes (phase 1 with random budgets, staging now and then, phase 2
  * until nothing is left or max_batch stops it) that write what is due,
@@ -101,6 +102,7 @@ void aipu_ltracker_unlock(struct aipu_ltracker *t)
 /* What the fast path added: the probe's per-CPU share of the counters. */
 static struct aipu_ldelta fast;
 static unsigned long fast_taken, fast_refused;
+static unsigned long redirty_asked, redirty_skipped;
 
 struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
 {
@@ -235,6 +237,16 @@ static void count(struct aipu_ltracker *t, int f, const struct aipu_extent *x)
 		if (first[f][p] >= 0 && !unit_moved_stale(&t->q.live, p, x->time) &&
 		    !time_after(x->time, T0 + first[f][p]))
 			good[p]++;
+}
+
+static bool may_redirty(struct aipu_ltracker *t, pgoff_t p)
+{
+	bool may;
+
+	aipu_ltracker_lock(t);
+	may = ltrack_may_redirty(t, p, 1);
+	aipu_ltracker_unlock(t);
+	return may;
 }
 
 static int check_file(int f)
@@ -399,6 +411,23 @@ static void probe_pages(struct aipu_ltracker *t, pgoff_t s, unsigned long n,
 	}
 	if (r == AIPU_FAST_SHORT)
 		ltrack_whole(&tr, t, time);
+}
+
+/*
+ * A declined write's redirtying as src/hook.c sees it: ltrack_redirty()
+ * only where ltrack_may_redirty() says it matters, else a new dirtying;
+ * the checks between steps then show no page lost its first-dirty time.
+ */
+static void probe_redirty(struct aipu_ltracker *t, pgoff_t p)
+{
+	bool may = may_redirty(t, p);
+
+	if (may)
+		ltrack_redirty(&tr, t, p, 1, now);
+	else
+		probe_pages(t, p, 1, now);
+	redirty_asked += may;
+	redirty_skipped += !may;
 }
 
 static void dirty(int f, pgoff_t p, unsigned int k)
@@ -859,6 +888,8 @@ static int model(unsigned int seed, int fail_rate)
 	held_taken = 0;
 	fast_taken = 0;
 	fast_refused = 0;
+	redirty_asked = 0;
+	redirty_skipped = 0;
 	now = T0;
 	ltrack_init(&tr, slots, WHEEL_WIDTH, now);
 	for (f = 0; f < NF; f++)
@@ -894,8 +925,12 @@ static int model(unsigned int seed, int fail_rate)
 					    1 + rand() % 30);
 		} else if (r < 53) {
 			/* reclaim declined the write of a dirty page */
-			if (table[f] && !dying[f] && first[f][p] >= 0)
-				ltrack_redirty(&tr, table[f], p, 1, now);
+			int k = 0;
+
+			while (k < PAGES && first[f][(p + k) % PAGES] < 0)
+				k++;
+			if (table[f] && !dying[f] && k < PAGES)
+				probe_redirty(table[f], (p + k) % PAGES);
 		} else if (r < 55) {
 			dirty_times(f);
 		} else if (r < 57) {
@@ -938,6 +973,8 @@ static int model(unsigned int seed, int fail_rate)
 	CHECK(ltrack_idle(&tr));
 	/* Both ways were walked: the fast path and the device's. */
 	CHECK(fast_taken > 100 && fast_refused > 100);
+	/* Declines, each asked about where ltrack_may_redirty() said so. */
+	CHECK(redirty_asked > 100);
 	/* Takes were held across passes, and all written in the end. */
 	CHECK(held_taken > 50 && !held_tracker(0) && !held_tracker(1) &&
 	      !held_tracker(2) && !held_tracker(3));
@@ -947,6 +984,8 @@ static int model(unsigned int seed, int fail_rate)
 	       (unsigned long long)tr.st.pages_taken,
 	       (unsigned long long)tr.st.pages_retried,
 	       (unsigned long long)tr.st.fallbacks, fast_taken, fast_refused);
+	printf("  declines: %lu with the dirty tag asked, %lu taken as a dirtying\n",
+	       redirty_asked, redirty_skipped);
 	return 0;
 }
 
