@@ -80,8 +80,8 @@ static bool declined(struct address_space *mapping, struct folio *folio)
  * queued, dirtied no earlier than its place (ltrack_pages_fast()).  Not a
  * redirtied page nor one the flusher's own metadata write dirties: those
  * need the device's lock.  *@redirty: whether the page's write was
- * declined, as far as that matters (ltrack_may_redirty()); left alone (-1)
- * when the file's lock was not taken.  Interrupts off as under the
+ * declined, asked only where that matters (AIPU_FAST_ASK: see
+ * ltrack_may_redirty()), else left alone (-1).  Interrupts off as under the
  * device's lock (on PREEMPT_RT the i_pages lock leaves them on).
  */
 static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
@@ -89,18 +89,21 @@ static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
 		      unsigned long nr, int *redirty, unsigned long *time)
 {
 	unsigned long unused, flags;
-	int r = AIPU_FAST_NO;
+	int r;
 
 	if (!t || aipu_issue_inherits(d, &unused))
 		return AIPU_FAST_NO;
 	*time = jiffies;
 	local_irq_save(flags);
 	aipu_ltracker_lock(t);
-	*redirty = ltrack_may_redirty(t, folio->index, nr) &&
-		   declined(mapping, folio);
-	if (!*redirty)
-		r = ltrack_pages_fast(t, folio->index, nr, *time,
-				      this_cpu_ptr(d->fast));
+	r = ltrack_pages_fast(t, folio->index, nr, *time,
+			      this_cpu_ptr(d->fast), true);
+	if (r == AIPU_FAST_ASK) {
+		*redirty = declined(mapping, folio);
+		r = *redirty ? AIPU_FAST_NO :
+			       ltrack_pages_fast(t, folio->index, nr, *time,
+						 this_cpu_ptr(d->fast), false);
+	}
 	aipu_ltracker_unlock(t);
 	local_irq_restore(flags);
 	return r;

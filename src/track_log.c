@@ -265,6 +265,29 @@ void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 }
 
 /*
+ * The common page: one, its live chunk at hand, its bit clear, the log's
+ * newest segment with room; inline all the way (the probe's instructions,
+ * docs/design.md §4).  AIPU_FAST_DONE, AIPU_FAST_ASK if whether the write
+ * was declined matters (ltrack_may_redirty(): here its bit set or the
+ * flusher writing the file) and has not been asked, or -1 for the general
+ * path.
+ */
+static int page_near(struct aipu_ltracker *t, pgoff_t index,
+		     unsigned long time, bool ask)
+{
+	struct aipu_live_chunk *c = live_chunk_near(&t->q.live, index);
+
+	if (!c)
+		return -1;
+	if (live_chunk_test(c, index) || t->users)
+		return ask ? AIPU_FAST_ASK : -1;
+	if (!log_append_page(&t->q.log, index, time))
+		return -1;
+	live_chunk_set(&t->q.live, c, index);
+	return AIPU_FAST_DONE;
+}
+
+/*
  * The probe's common case under @t's lock alone, not the device's, so that
  * CPUs dirtying different files of one device share nothing: pages
  * [start, start + nr) of a file that is queued (in the wheel at @time or
@@ -272,27 +295,39 @@ void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * nothing and returns AIPU_FAST_NO when the device's queue has to change
  * too (the file to be queued or moved earlier, or bounded as a whole):
  * then the caller takes the device's lock and calls ltrack_pages().
- * AIPU_FAST_SHORT: the log could not hold them all; the caller bounds the
- * file with ltrack_whole() at @time under the device's lock.  The device's
- * counters this changes go to @dl, the caller's (per-CPU) share of them.
+ * AIPU_FAST_ASK, nothing changed either, if @ask and the answer to whether
+ * the pages' write was declined matters (ltrack_may_redirty()): the caller
+ * asks, and calls again without @ask if it was not, else goes to
+ * ltrack_redirty().  AIPU_FAST_SHORT: the log could not hold them all; the
+ * caller bounds the file with ltrack_whole() at @time under the device's
+ * lock.  The device's counters this changes go to @dl, the caller's
+ * (per-CPU) share of them.
  */
 int ltrack_pages_fast(struct aipu_ltracker *t, pgoff_t start,
 		      unsigned long nr, unsigned long time,
-		      struct aipu_ldelta *dl)
+		      struct aipu_ldelta *dl, bool ask)
 {
-	unsigned long done, pages;
+	unsigned long done = nr, pages;
+	int r;
 
 	if (!t->hashed || t->dead || t->draining || entry_queued(&t->whole) ||
 	    t->q.log.bytes >= AIPU_LTRACK_BYTES_MAX ||
 	    t->where == AIPU_L_NOWHERE ||
 	    (t->where == AIPU_L_WHEEL && time_before(time, t->node.time)))
 		return AIPU_FAST_NO;
+	r = nr == 1 ? page_near(t, start, time, ask) : -1;
+	if (r == AIPU_FAST_ASK)
+		return r;
+	if (r < 0) {
+		if (ask && ltrack_may_redirty(t, start, nr))
+			return AIPU_FAST_ASK;
+		done = flog_dirty(&t->q, start, nr, time);
+	}
 	/*
 	 * Only this CPU writes @dl (interrupts off), but stat sums every CPU's
 	 * share meanwhile, locklessly: marked stores for its marked loads.
 	 */
 	WRITE_ONCE(dl->pages_dirtied, dl->pages_dirtied + nr);
-	done = flog_dirty(&t->q, start, nr, time);
 	pages = t->q.log.pages + t->q.retry_pages + t->out_pages;
 	WRITE_ONCE(dl->bytes,
 		   dl->bytes + (long)(t->q.log.bytes - t->counted_bytes));
