@@ -94,8 +94,7 @@ static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
 	if (!t || aipu_issue_inherits(d, &unused))
 		return AIPU_FAST_NO;
 	*time = jiffies;
-	local_irq_save(flags);
-	aipu_ltracker_lock(t);
+	raw_spin_lock_irqsave(aipu_ltracker_lock_of(t), flags);
 	r = ltrack_pages_fast(t, folio->index, nr, *time,
 			      this_cpu_ptr(d->fast), true);
 	if (r == AIPU_FAST_ASK) {
@@ -104,8 +103,7 @@ static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
 			       ltrack_pages_fast(t, folio->index, nr, *time,
 						 this_cpu_ptr(d->fast), false);
 	}
-	aipu_ltracker_unlock(t);
-	local_irq_restore(flags);
+	raw_spin_unlock_irqrestore(aipu_ltracker_lock_of(t), flags);
 	return r;
 }
 
@@ -206,21 +204,20 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 	rcu_read_unlock();
 }
 
-static void probe_inode_dirty(void *data, struct inode *inode, int flags)
+/* The inode itself, or its lazytime timestamps alone (@times), dirtied. */
+static noinline void inode_dirty(struct inode *inode, bool times)
 {
 	unsigned long state = aipu_inode_state(inode), irqflags;
-	bool gone, times = (flags & (I_DIRTY_INODE | I_DIRTY_TIME)) ==
-			   I_DIRTY_TIME;
 	struct aipu_ltracker *t;
 	struct aipu_dev *d;
+	bool gone;
 
 	/*
-	 * Only the inode itself (or its lazytime timestamps alone), only where
-	 * writeback exists (not tmpfs or pseudo file systems), and never once
-	 * eviction has begun: the eviction hook may already have run for it.
+	 * Only where writeback exists (not tmpfs or pseudo file systems), and
+	 * never once eviction has begun: the eviction hook may already have
+	 * run for it.
 	 */
-	if (!((flags & I_DIRTY_INODE) || times) ||
-	    !mapping_can_writeback(&inode->i_data) ||
+	if (!mapping_can_writeback(&inode->i_data) ||
 	    (state & (I_FREEING | I_WILL_FREE | I_CLEAR)))
 		return;
 	rcu_read_lock();
@@ -246,6 +243,19 @@ static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 	aipu_dev_unlock(d, irqflags);
 	aipu_flusher_want(d);
 	rcu_read_unlock();
+}
+
+/*
+ * Only the inode itself or its lazytime timestamps alone.  Every page
+ * dirtied comes here too (I_DIRTY_PAGES), so that is told first, before
+ * anything else is set up.
+ */
+static void probe_inode_dirty(void *data, struct inode *inode, int flags)
+{
+	bool times = (flags & (I_DIRTY_INODE | I_DIRTY_TIME)) == I_DIRTY_TIME;
+
+	if ((flags & I_DIRTY_INODE) || times)
+		inode_dirty(inode, times);
 }
 
 /* Every ->evict_inode calls clear_inode(): forget the mapping. */

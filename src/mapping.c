@@ -55,22 +55,20 @@ static struct aipu_mapping *to_mapping(struct aipu_ltracker *t)
 void aipu_ltracker_lock(struct aipu_ltracker *t)
 	__acquires(&to_mapping(t)->lock)
 {
-	raw_spin_lock(&to_mapping(t)->lock);
+	raw_spin_lock(aipu_ltracker_lock_of(t));
 }
 
 void aipu_ltracker_unlock(struct aipu_ltracker *t)
 	__releases(&to_mapping(t)->lock)
 {
-	raw_spin_unlock(&to_mapping(t)->lock);
+	raw_spin_unlock(aipu_ltracker_lock_of(t));
 }
 
-struct aipu_dev *aipu_tracker_dev(struct aipu_ltracker *t)
-{
-	return container_of(t->tr, struct aipu_dev, tr);
-}
-
-/* RCU read lock held (or the device's lock, which excludes changes). */
-static struct aipu_mapping *lookup(const void *key)
+/*
+ * RCU read lock held (or the device's lock, which excludes changes).
+ * Inline: the probe looks up on every page.
+ */
+static __always_inline struct aipu_mapping *lookup(const void *key)
 {
 	struct aipu_mapping *m;
 
