@@ -38,6 +38,8 @@
 
 #include <linux/atomic.h>
 #include <linux/container_of.h>
+#include <linux/hash.h>
+#include <linux/rculist.h>
 #include <linux/types.h>
 #include <asm/barrier.h>
 #include <asm/current.h>
@@ -186,8 +188,28 @@ static inline raw_spinlock_t *aipu_ltracker_lock_of(struct aipu_ltracker *t)
 	return &container_of(t, struct aipu_mapping, t)->lock;
 }
 
-struct aipu_dev *aipu_mapping_dev(struct address_space *mapping,
-				  struct aipu_ltracker **hint);
+/* mapping.c's hash table of trackers, keyed by their struct address_space. */
+extern struct hlist_head *aipu_mapping_table;
+extern unsigned int aipu_mapping_bits;
+
+/*
+ * The tracker of @key, a struct address_space, if it has one (to be checked
+ * under its device's lock); no lock taken.  An RCU reader, or the device's
+ * lock held (which excludes changes).  Inline: the probe looks on every
+ * page.
+ */
+static inline struct aipu_ltracker *aipu_mapping_find(const void *key)
+{
+	struct hlist_head *b = &aipu_mapping_table[hash_ptr(key,
+							    aipu_mapping_bits)];
+	struct aipu_mapping *m;
+
+	hlist_for_each_entry_rcu(m, b, node)
+		if (m->t.key == key)
+			return &m->t;
+	return NULL;
+}
+
 struct aipu_ltracker *aipu_mapping_tracker(struct aipu_dev *d,
 					   struct address_space *mapping,
 					   struct aipu_ltracker *hint,

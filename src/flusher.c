@@ -461,7 +461,7 @@ void aipu_flusher_tick_soon(void)
 }
 
 /*
- * Probe context (any lock, interrupts off, RCU read lock held: see reap()):
+ * Probe context (any lock, interrupts off, an RCU reader: see reap()):
  * wake a sleeping device's thread once.  Only the scheduler's own locks are
  * taken, which nest inside any other; a device without a thread yet gets
  * one from the tick, which is run now instead.

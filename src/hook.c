@@ -43,6 +43,19 @@ static unsigned long record_time(struct aipu_dev *d, bool *inherit)
 	return *inherit ? time : jiffies;
 }
 
+/*
+ * The device of @mapping, made if need be, and in *@t its tracker if it has
+ * one (to be checked under the device's lock).  An RCU reader, any
+ * context; NULL when no device could be had.
+ */
+static __always_inline struct aipu_dev *
+mapping_dev(struct address_space *mapping, struct aipu_ltracker **t)
+{
+	*t = aipu_mapping_find(mapping);
+	return *t ? aipu_tracker_dev(*t) :
+		    aipu_dev_get(inode_to_bdi(mapping->host));
+}
+
 /* Dirtying that found no device or no tracker memory: no lock to count in. */
 static atomic64_t orphan_pages, orphan_fallbacks;
 
@@ -127,13 +140,13 @@ static struct aipu_dev *lock_live(struct aipu_dev *d,
  * bounded as a whole; @fast is what probe_fast() did (AIPU_FAST_SHORT: the
  * pages are counted, and those past the log's memory need the whole-file
  * bound at @time, on a new tracker if the flusher freed the file's
- * meanwhile, or else Linux's periodic writeback).
+ * meanwhile, or else Linux's periodic writeback).  Out of line: the fast
+ * path then keeps a frame of its own, light.
  */
-static struct aipu_dev *probe_slow(struct aipu_dev *d,
-				   struct address_space *mapping,
-				   struct aipu_ltracker *t, struct folio *folio,
-				   unsigned long nr, bool redirty, int fast,
-				   unsigned long time)
+static noinline struct aipu_dev *
+probe_slow(struct aipu_dev *d, struct address_space *mapping,
+	   struct aipu_ltracker *t, struct folio *folio, unsigned long nr,
+	   bool redirty, int fast, unsigned long time)
 {
 	bool inherit, gone, counted = fast == AIPU_FAST_SHORT;
 	unsigned long flags;
@@ -175,6 +188,12 @@ static struct aipu_dev *probe_slow(struct aipu_dev *d,
  * Under the mapping's i_pages lock, interrupts off.  Pages of different
  * files take no common lock when the files are already queued (the fast
  * path), else their device's; no lock at all to find their tracker.
+ *
+ * No rcu_read_lock() of its own on every page: the i_pages lock makes the
+ * probe an RCU reader already, as the trackers' and devices' lifetimes
+ * need (interrupts off; on PREEMPT_RT the lock is a sleeping one that
+ * takes rcu_read_lock() itself), on every kernel, whether the tracepoint
+ * itself disables preemption (6.1, 6.12) or not (7.2's SRCU).
  */
 static void probe_dirty_folio(void *data, struct folio *folio,
 			      struct address_space *mapping)
@@ -184,10 +203,9 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 	struct aipu_ltracker *t;
 	struct aipu_dev *d;
 
-	rcu_read_lock();
-	d = aipu_mapping_dev(mapping, &t);
+	lockdep_assert_held(&mapping->i_pages.xa_lock);
+	d = mapping_dev(mapping, &t);
 	if (!d) {
-		rcu_read_unlock();
 		untracked(nr);
 		return;
 	}
@@ -201,7 +219,6 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 		aipu_flusher_poke(d);
 	else
 		aipu_flusher_want(d);
-	rcu_read_unlock();
 }
 
 /* The inode itself, or its lazytime timestamps alone (@times), dirtied. */
@@ -221,7 +238,7 @@ static noinline void inode_dirty(struct inode *inode, bool times)
 	    (state & (I_FREEING | I_WILL_FREE | I_CLEAR)))
 		return;
 	rcu_read_lock();
-	d = aipu_mapping_dev(&inode->i_data, &t);
+	d = mapping_dev(&inode->i_data, &t);
 	if (!d) {
 		rcu_read_unlock();
 		untracked(0);
