@@ -89,13 +89,34 @@ static bool declined(struct address_space *mapping, struct folio *folio)
 }
 
 /*
+ * The file's own lock, interrupts off as under the device's: the i_pages
+ * lock has them off already but on PREEMPT_RT, where it is a sleeping lock.
+ */
+static void file_lock(struct aipu_ltracker *t, unsigned long *flags)
+	__acquires(aipu_ltracker_lock_of(t))
+{
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		raw_spin_lock_irqsave(aipu_ltracker_lock_of(t), *flags);
+	else
+		raw_spin_lock(aipu_ltracker_lock_of(t));
+}
+
+static void file_unlock(struct aipu_ltracker *t, unsigned long flags)
+	__releases(aipu_ltracker_lock_of(t))
+{
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		raw_spin_unlock_irqrestore(aipu_ltracker_lock_of(t), flags);
+	else
+		raw_spin_unlock(aipu_ltracker_lock_of(t));
+}
+
+/*
  * The common case under the file's lock alone: a page of a file already
  * queued, dirtied no earlier than its place (ltrack_pages_fast()).  Not a
  * redirtied page nor one the flusher's own metadata write dirties: those
  * need the device's lock.  *@redirty: whether the page's write was
  * declined, asked only where that matters (AIPU_FAST_ASK: see
- * ltrack_may_redirty()), else left alone (-1).  Interrupts off as under the
- * device's lock (on PREEMPT_RT the i_pages lock leaves them on).
+ * ltrack_may_redirty()), else left alone (-1).
  */
 static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
 		      struct address_space *mapping, struct folio *folio,
@@ -107,7 +128,7 @@ static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
 	if (!t || aipu_issue_inherits(d, &unused))
 		return AIPU_FAST_NO;
 	*time = jiffies;
-	raw_spin_lock_irqsave(aipu_ltracker_lock_of(t), flags);
+	file_lock(t, &flags);
 	r = ltrack_pages_fast(t, folio->index, nr, *time,
 			      this_cpu_ptr(d->fast), true);
 	if (r == AIPU_FAST_ASK) {
@@ -116,7 +137,7 @@ static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
 			       ltrack_pages_fast(t, folio->index, nr, *time,
 						 this_cpu_ptr(d->fast), false);
 	}
-	raw_spin_unlock_irqrestore(aipu_ltracker_lock_of(t), flags);
+	file_unlock(t, flags);
 	return r;
 }
 

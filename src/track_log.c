@@ -303,11 +303,43 @@ static int page_near(struct aipu_ltracker *t, pgoff_t index,
  * lock.  The device's counters this changes go to @dl, the caller's
  * (per-CPU) share of them.
  */
+/* The device's counters @t changed, into @dl: see ltrack_pages_fast(). */
+static void fast_count(struct aipu_ltracker *t, struct aipu_ldelta *dl,
+		       unsigned long nr)
+{
+	unsigned long pages = t->q.log.pages + t->q.retry_pages + t->out_pages;
+
+	/*
+	 * Only this CPU writes @dl (interrupts off), but stat sums every CPU's
+	 * share meanwhile, locklessly: marked stores for its marked loads.
+	 */
+	WRITE_ONCE(dl->pages_dirtied, dl->pages_dirtied + nr);
+	WRITE_ONCE(dl->bytes,
+		   dl->bytes + (long)(t->q.log.bytes - t->counted_bytes));
+	WRITE_ONCE(dl->pages, dl->pages + (long)(pages - t->counted_pages));
+	t->counted_bytes = t->q.log.bytes;
+	t->counted_pages = pages;
+}
+
+/* ltrack_pages_fast() past page_near(): any extent, through flog_dirty(). */
+static noinline int pages_fast_general(struct aipu_ltracker *t,
+				       pgoff_t start, unsigned long nr,
+				       unsigned long time,
+				       struct aipu_ldelta *dl, bool ask)
+{
+	unsigned long done;
+
+	if (ask && ltrack_may_redirty(t, start, nr))
+		return AIPU_FAST_ASK;
+	done = flog_dirty(&t->q, start, nr, time);
+	fast_count(t, dl, nr);
+	return done < nr ? AIPU_FAST_SHORT : AIPU_FAST_DONE;
+}
+
 int ltrack_pages_fast(struct aipu_ltracker *t, pgoff_t start,
 		      unsigned long nr, unsigned long time,
 		      struct aipu_ldelta *dl, bool ask)
 {
-	unsigned long done = nr, pages;
 	int r;
 
 	if (!t->hashed || t->dead || t->draining || entry_queued(&t->whole) ||
@@ -316,25 +348,11 @@ int ltrack_pages_fast(struct aipu_ltracker *t, pgoff_t start,
 	    (t->where == AIPU_L_WHEEL && time_before(time, t->node.time)))
 		return AIPU_FAST_NO;
 	r = nr == 1 ? page_near(t, start, time, ask) : -1;
-	if (r == AIPU_FAST_ASK)
-		return r;
-	if (r < 0) {
-		if (ask && ltrack_may_redirty(t, start, nr))
-			return AIPU_FAST_ASK;
-		done = flog_dirty(&t->q, start, nr, time);
-	}
-	/*
-	 * Only this CPU writes @dl (interrupts off), but stat sums every CPU's
-	 * share meanwhile, locklessly: marked stores for its marked loads.
-	 */
-	WRITE_ONCE(dl->pages_dirtied, dl->pages_dirtied + nr);
-	pages = t->q.log.pages + t->q.retry_pages + t->out_pages;
-	WRITE_ONCE(dl->bytes,
-		   dl->bytes + (long)(t->q.log.bytes - t->counted_bytes));
-	WRITE_ONCE(dl->pages, dl->pages + (long)(pages - t->counted_pages));
-	t->counted_bytes = t->q.log.bytes;
-	t->counted_pages = pages;
-	return done < nr ? AIPU_FAST_SHORT : AIPU_FAST_DONE;
+	if (r < 0)
+		return pages_fast_general(t, start, nr, time, dl, ask);
+	if (r == AIPU_FAST_DONE)
+		fast_count(t, dl, 1);
+	return r;
 }
 
 void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
