@@ -200,6 +200,7 @@ void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		  unsigned long time);
 void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		 unsigned long time, bool was_clean);
+bool ltrack_meta_fast(struct aipu_ltracker *t, bool was_clean);
 bool ltrack_may_redirty(struct aipu_ltracker *t, pgoff_t start,
 			unsigned long nr);
 void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,

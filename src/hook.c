@@ -232,14 +232,32 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 	}
 	fast = probe_fast(d, t, mapping, folio, nr, &redirty, &time);
 	if (fast != AIPU_FAST_DONE) {
+		/* No tracker: no entry a redirtying could keep (counters). */
 		if (redirty < 0)
-			redirty = declined(mapping, folio);
+			redirty = t && declined(mapping, folio);
 		d = probe_slow(d, mapping, t, folio, nr, redirty, fast, time);
 	}
 	if (aipu_policy_wants_poke())
 		aipu_flusher_poke(d);
 	else
 		aipu_flusher_want(d);
+}
+
+/*
+ * An inode dirtied again, its metadata entry waiting or out: under the
+ * file's lock alone, as pages are (ltrack_meta_fast()).  An extraction
+ * dirties each new inode several times (tar's chown, chmod, utimes), and
+ * all but the first change nothing the device's lock guards.
+ */
+static bool meta_fast(struct aipu_ltracker *t, bool was_clean)
+{
+	unsigned long flags;
+	bool done;
+
+	raw_spin_lock_irqsave(aipu_ltracker_lock_of(t), flags);
+	done = ltrack_meta_fast(t, was_clean);
+	raw_spin_unlock_irqrestore(aipu_ltracker_lock_of(t), flags);
+	return done;
 }
 
 /* The inode itself, or its lazytime timestamps alone (@times), dirtied. */
@@ -263,6 +281,10 @@ static noinline void inode_dirty(struct inode *inode, bool times)
 	if (!d) {
 		rcu_read_unlock();
 		untracked(0);
+		return;
+	}
+	if (!times && t && meta_fast(t, !(state & I_DIRTY_INODE))) {
+		rcu_read_unlock();
 		return;
 	}
 	d = lock_live(d, &t, &irqflags);

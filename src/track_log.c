@@ -374,6 +374,23 @@ void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 }
 
 /*
+ * ltrack_meta() where it changes nothing the device's lock guards: the
+ * inode was dirty already (!@was_clean) and its entry waits or is being
+ * written (then to be put back: @again).  Under @t's lock alone, as the
+ * probe's fast path; false, nothing done, where ltrack_meta() is needed.
+ */
+bool ltrack_meta_fast(struct aipu_ltracker *t, bool was_clean)
+{
+	struct aipu_lentry *e = &t->meta;
+
+	if (!t->hashed || t->dead || was_clean || e->state == AIPU_L_IDLE)
+		return false;
+	if (e->state == AIPU_L_ISSUING)
+		e->again = true;
+	return true;
+}
+
+/*
  * Need the probe ask whether a clean -> dirty transition of pages [start,
  * start + nr) is a declined write's (the page's dirty tag still set: a
  * walk of the mapping's xarray, a quarter of the probe's instructions,

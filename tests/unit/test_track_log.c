@@ -102,7 +102,7 @@ void aipu_ltracker_unlock(struct aipu_ltracker *t)
 /* What the fast path added: the probe's per-CPU share of the counters. */
 static struct aipu_ldelta fast;
 static unsigned long fast_taken, fast_refused;
-static unsigned long redirty_asked, redirty_skipped;
+static unsigned long redirty_asked, redirty_skipped, meta_fast;
 
 struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
 {
@@ -540,10 +540,29 @@ static void dirty_times(int f)
 	dirty_entry(f, &times_first[f], ltrack_times);
 }
 
+/*
+ * src/hook.c's metadata probe: ltrack_meta_fast() under the file's lock
+ * alone if it will, half the time, else ltrack_meta().
+ */
+static void meta_probe(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		       unsigned long time, bool was_clean)
+{
+	bool done = false;
+
+	if (rand() % 2) {
+		aipu_ltracker_lock(t);
+		done = ltrack_meta_fast(t, was_clean);
+		aipu_ltracker_unlock(t);
+	}
+	meta_fast += done;
+	if (!done)
+		ltrack_meta(tr, t, time, was_clean);
+}
+
 /* The inode of file @f was dirtied (I_DIRTY_INODE). */
 static void dirty_meta(int f)
 {
-	dirty_entry(f, &meta_first[f], ltrack_meta);
+	dirty_entry(f, &meta_first[f], meta_probe);
 }
 
 /*
@@ -793,9 +812,20 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 					write_entry(e);
 				continue;
 			} else if (e->kind == AIPU_L_META) {
+				/*
+				 * Dirtied again while out, the inode dirty
+				 * still: the write may have missed it, so it
+				 * stays dirty since its first time (the entry
+				 * goes back: again).
+				 */
+				bool kept = meta_first[f] >= 0 && in_window();
+
 				/* Put back: due in the next pass, not this. */
 				CHECK(!meta_declined[f]);
-				if (rand() % 8) {
+				if (kept) {
+					dirty_meta(f);
+					meta_declined[f] = true;
+				} else if (rand() % 8) {
 					meta_first[f] = -1;
 				} else {
 					meta_declined[f] = true;
@@ -907,6 +937,7 @@ static int model(unsigned int seed, int fail_rate)
 	fast_refused = 0;
 	redirty_asked = 0;
 	redirty_skipped = 0;
+	meta_fast = 0;
 	now = T0;
 	ltrack_init(&tr, slots, WHEEL_WIDTH, now);
 	for (f = 0; f < NF; f++)
@@ -992,6 +1023,8 @@ static int model(unsigned int seed, int fail_rate)
 	CHECK(fast_taken > 100 && fast_refused > 100);
 	/* Declines, each asked about where ltrack_may_redirty() said so. */
 	CHECK(redirty_asked > 100);
+	/* Metadata dirtied again, under the file's lock alone. */
+	CHECK(meta_fast > 20);
 	/* Takes were held across passes, and all written in the end. */
 	CHECK(held_taken > 50 && !held_tracker(0) && !held_tracker(1) &&
 	      !held_tracker(2) && !held_tracker(3));
@@ -1001,8 +1034,8 @@ static int model(unsigned int seed, int fail_rate)
 	       (unsigned long long)tr.st.pages_taken,
 	       (unsigned long long)tr.st.pages_retried,
 	       (unsigned long long)tr.st.fallbacks, fast_taken, fast_refused);
-	printf("  declines: %lu with the dirty tag asked, %lu taken as a dirtying\n",
-	       redirty_asked, redirty_skipped);
+	printf("  declines: %lu with the dirty tag asked, %lu taken as a dirtying; %lu metadata dirtyings under the file's lock alone\n",
+	       redirty_asked, redirty_skipped, meta_fast);
 	return 0;
 }
 
