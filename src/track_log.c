@@ -321,6 +321,18 @@ static void fast_count(struct aipu_ltracker *t, struct aipu_ldelta *dl,
 	t->counted_pages = pages;
 }
 
+/*
+ * fast_count() for page_near()'s page: one page more, no memory more.  The
+ * device's gauges hold what the files' counted_* say, so they stay exact
+ * by adding to both.
+ */
+static void count_page(struct aipu_ltracker *t, struct aipu_ldelta *dl)
+{
+	WRITE_ONCE(dl->pages_dirtied, dl->pages_dirtied + 1);
+	WRITE_ONCE(dl->pages, dl->pages + 1);
+	t->counted_pages++;
+}
+
 /* ltrack_pages_fast() past page_near(): any extent, through flog_dirty(). */
 static noinline int pages_fast_general(struct aipu_ltracker *t,
 				       pgoff_t start, unsigned long nr,
@@ -351,7 +363,7 @@ int ltrack_pages_fast(struct aipu_ltracker *t, pgoff_t start,
 	if (r < 0)
 		return pages_fast_general(t, start, nr, time, dl, ask);
 	if (r == AIPU_FAST_DONE)
-		fast_count(t, dl, 1);
+		count_page(t, dl);
 	return r;
 }
 
