@@ -37,7 +37,12 @@
 #define AIPU_H
 
 #include <linux/atomic.h>
+#include <linux/container_of.h>
+#include <linux/hash.h>
+#include <linux/rculist.h>
 #include <linux/types.h>
+#include <asm/barrier.h>
+#include <asm/current.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -168,9 +173,43 @@ enum aipu_pin_result {
 enum aipu_pin_how { AIPU_PIN_SYNC, AIPU_PIN_REF };
 
 struct address_space;
-struct aipu_dev *aipu_tracker_dev(struct aipu_ltracker *t);
-struct aipu_dev *aipu_mapping_dev(struct address_space *mapping,
-				  struct aipu_ltracker **hint);
+
+/*
+ * Inline, as the probe calls them on every page (docs/design.md §4, the
+ * probe's instructions): @t's device, and @t's own lock.
+ */
+static inline struct aipu_dev *aipu_tracker_dev(struct aipu_ltracker *t)
+{
+	return container_of(t->tr, struct aipu_dev, tr);
+}
+
+static inline raw_spinlock_t *aipu_ltracker_lock_of(struct aipu_ltracker *t)
+{
+	return &container_of(t, struct aipu_mapping, t)->lock;
+}
+
+/* mapping.c's hash table of trackers, keyed by their struct address_space. */
+extern struct hlist_head *aipu_mapping_table;
+extern unsigned int aipu_mapping_bits;
+
+/*
+ * The tracker of @key, a struct address_space, if it has one (to be checked
+ * under its device's lock); no lock taken.  An RCU reader, or the device's
+ * lock held (which excludes changes).  Inline: the probe looks on every
+ * page.
+ */
+static inline struct aipu_ltracker *aipu_mapping_find(const void *key)
+{
+	struct hlist_head *b = &aipu_mapping_table[hash_ptr(key,
+							    aipu_mapping_bits)];
+	struct aipu_mapping *m;
+
+	hlist_for_each_entry_rcu(m, b, node)
+		if (m->t.key == key)
+			return &m->t;
+	return NULL;
+}
+
 struct aipu_ltracker *aipu_mapping_tracker(struct aipu_dev *d,
 					   struct address_space *mapping,
 					   struct aipu_ltracker *hint,
@@ -220,7 +259,16 @@ void aipu_policy_changed(void);
 bool aipu_policy_writes(void);
 bool aipu_policy_paced(void);
 bool aipu_policy_bounded(void);
-bool aipu_policy_wants_poke(void);
+
+/*
+ * Probe context: staging wants to hear about new dirty data at once.
+ * Inline: the probe asks on every page.
+ */
+static inline bool aipu_policy_wants_poke(void)
+{
+	return READ_ONCE(aipu_policy) == AIPU_POLICY_STAGE;
+}
+
 void aipu_policy_plan(struct aipu_dev *d, unsigned long now);
 bool aipu_policy_scan(struct aipu_dev *d, unsigned int budget);
 void aipu_policy_staged(struct aipu_dev *d);
@@ -267,7 +315,21 @@ unsigned long aipu_issue_batch(struct aipu_dev *d, struct aipu_ltracker *t,
 			       enum aipu_issue_how how);
 unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
 			       enum aipu_issue_how how);
-bool aipu_issue_inherits(struct aipu_dev *d, unsigned long *time);
+
+/*
+ * Pages the flusher itself dirties while writing an inode's metadata (the
+ * inode table block of a non-journalled file system, on the same device)
+ * carry that metadata's first-dirty time and go out in the same pass, so
+ * metadata keeps the bound.  Inline: the probe asks on every page.
+ */
+static inline bool aipu_issue_inherits(struct aipu_dev *d,
+				       unsigned long *time)
+{
+	if (READ_ONCE(d->inheritor) != current)
+		return false;
+	*time = READ_ONCE(d->inherit_time);
+	return true;
+}
 
 /* wbq.c */
 enum aipu_wbq_result {
@@ -291,7 +353,20 @@ int aipu_flusher_start(void);
 void aipu_flusher_stop(void);
 void aipu_flusher_kick(void);
 void aipu_flusher_poke(struct aipu_dev *d);
-void aipu_flusher_want(struct aipu_dev *d);
+void aipu_flusher_tick_soon(void);
+
+/*
+ * Probe context: a device the probes just made gets its thread from the
+ * tick, run now rather than at its next period (up to 60 s away).  Inline:
+ * the probe asks on every page, and the thread is there but once.
+ */
+static inline void aipu_flusher_want(struct aipu_dev *d)
+{
+	/* Pairs with the release that publishes the thread. */
+	if (!smp_load_acquire(&d->started))
+		aipu_flusher_tick_soon();
+}
+
 pid_t aipu_flusher_pid(struct aipu_dev *d);
 
 /* hook.c */

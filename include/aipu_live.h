@@ -47,6 +47,7 @@
 #ifndef AIPU_LIVE_H
 #define AIPU_LIVE_H
 
+#include <linux/bitops.h>
 #include <linux/rbtree.h>
 #include <linux/types.h>
 
@@ -92,6 +93,45 @@ struct aipu_moved *aipu_moved_alloc(void);
 void aipu_moved_free(struct aipu_moved *m);
 
 enum aipu_live_dirty { AIPU_LIVE_NEW, AIPU_LIVE_AGAIN };
+
+/*
+ * The chunk holding @index's bit if it is at hand, the one used last or the
+ * directory's (made the one used last), inline for the probe; NULL where
+ * the tree must be searched or the chunk made (live_dirty()).
+ */
+static inline struct aipu_live_chunk *live_chunk_near(struct aipu_live *l,
+						      pgoff_t index)
+{
+	pgoff_t base = index - index % AIPU_LIVE_CHUNK_PAGES, n;
+	struct aipu_live_chunk *c = l->hint;
+
+	if (c && c->base == base)
+		return c;
+	if (!l->dir || base < l->dir_base)
+		return NULL;
+	n = (base - l->dir_base) / AIPU_LIVE_CHUNK_PAGES;
+	if (n >= AIPU_LIVE_DIR_SLOTS)
+		return NULL;
+	c = l->dir->slot[n];
+	if (c)
+		l->hint = c;
+	return c;
+}
+
+static inline bool live_chunk_test(const struct aipu_live_chunk *c,
+				   pgoff_t index)
+{
+	return test_bit(index % AIPU_LIVE_CHUNK_PAGES, c->bits);
+}
+
+/* Page @index, whose bit in @c is clear, gets a live entry. */
+static inline void live_chunk_set(struct aipu_live *l,
+				  struct aipu_live_chunk *c, pgoff_t index)
+{
+	__set_bit(index % AIPU_LIVE_CHUNK_PAGES, c->bits);
+	c->set++;
+	l->pages++;
+}
 
 void live_init(struct aipu_live *l);
 int live_dirty(struct aipu_live *l, pgoff_t index, unsigned long time);

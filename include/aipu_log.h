@@ -62,6 +62,65 @@ struct aipu_extent {
 };
 
 /* Provided by the kernel glue or the unit tests. */
+#define AIPU_LOG_LEN_SHIFT	AIPU_LOG_DT_BITS
+#define AIPU_LOG_INDEX_SHIFT	(AIPU_LOG_DT_BITS + AIPU_LOG_LEN_BITS)
+
+static inline u64 log_entry(pgoff_t index, unsigned int nr, unsigned long dt)
+{
+	return (u64)index << AIPU_LOG_INDEX_SHIFT |
+	       (u64)(nr - 1) << AIPU_LOG_LEN_SHIFT | dt;
+}
+
+static inline pgoff_t log_e_index(u64 e)
+{
+	return e >> AIPU_LOG_INDEX_SHIFT;
+}
+
+static inline unsigned int log_e_nr(u64 e)
+{
+	return ((e >> AIPU_LOG_LEN_SHIFT) & (AIPU_LOG_LEN_MAX - 1)) + 1;
+}
+
+static inline unsigned long log_e_dt(u64 e)
+{
+	return e & AIPU_LOG_DT_MAX;
+}
+
+/*
+ * log_append() of page @index where it is cheap, inline for the probe:
+ * the newest entry extended by it, or a new entry in the newest segment.
+ * False, nothing done, where log_append() must see to it (a new segment,
+ * an entry at its longest, an index past AIPU_LOG_INDEX_MAX).  A time
+ * before the segment's base makes @dt huge, as seg_closed() wants.
+ */
+static inline bool log_append_page(struct aipu_log *l, pgoff_t index,
+				   unsigned long time)
+{
+	struct aipu_seg *s = l->tail;
+	unsigned long dt;
+	u64 *last;
+
+	if (!s || index > AIPU_LOG_INDEX_MAX)
+		return false;
+	dt = time - s->base;
+	if (dt > AIPU_LOG_DT_MAX)
+		return false;
+	last = &s->e[s->n - 1];		/* a segment is made with an entry */
+	if (log_e_dt(*last) == dt &&
+	    log_e_index(*last) + log_e_nr(*last) == index &&
+	    !(s == l->head && l->pos == s->n)) {
+		if (log_e_nr(*last) == AIPU_LOG_LEN_MAX)
+			return false;
+		*last += 1ULL << AIPU_LOG_LEN_SHIFT;
+	} else if (s->n < s->cap) {
+		s->e[s->n++] = log_entry(index, 1, dt);
+	} else {
+		return false;
+	}
+	l->pages++;
+	return true;
+}
+
 struct aipu_seg *aipu_seg_alloc(unsigned int bytes);
 void aipu_seg_free(struct aipu_seg *s, unsigned int bytes);
 

@@ -102,7 +102,7 @@ struct aipu_ldelta {
 	long bytes, pages;		/* gauges: may go below 0 on one CPU */
 };
 
-enum { AIPU_FAST_NO, AIPU_FAST_DONE, AIPU_FAST_SHORT };
+enum { AIPU_FAST_NO, AIPU_FAST_DONE, AIPU_FAST_SHORT, AIPU_FAST_ASK };
 
 struct aipu_lstats {
 	u64 pages_dirtied;	/* clean -> dirty transitions seen */
@@ -195,11 +195,12 @@ void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		  pgoff_t start, unsigned long nr, unsigned long time);
 int ltrack_pages_fast(struct aipu_ltracker *t, pgoff_t start,
 		      unsigned long nr, unsigned long time,
-		      struct aipu_ldelta *dl);
+		      struct aipu_ldelta *dl, bool ask);
 void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		  unsigned long time);
 void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		 unsigned long time, bool was_clean);
+bool ltrack_meta_fast(struct aipu_ltracker *t, bool was_clean);
 bool ltrack_may_redirty(struct aipu_ltracker *t, pgoff_t start,
 			unsigned long nr);
 void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,

@@ -116,7 +116,7 @@ void aipu_dev_refill(void)
 }
 
 /*
- * The device of @bdi, made if need be.  Any context, RCU read lock held;
+ * The device of @bdi, made if need be.  Any context, an RCU reader;
  * NULL when memory or AIPU_DEVS_MAX says no.
  */
 struct aipu_dev *aipu_dev_get(struct backing_dev_info *bdi)
@@ -180,7 +180,7 @@ void aipu_dev_unlock(struct aipu_dev *d, unsigned long flags)
  * AIPU_UNTRACKED_MS.  A device just made is not reaped before it has a
  * thread and has idled, so one try is enough; when no memory makes one, @d
  * stays (aipu_mapping_tracker() sees it dead: the fallback is counted).
- * RCU read lock held: @d and its bdi reference outlive a reap's grace period.
+ * An RCU reader: @d and its bdi reference outlive a reap's grace period.
  */
 struct aipu_dev *aipu_dev_lock_live(struct aipu_dev *d, unsigned long *flags)
 	__acquires(&d->lock)

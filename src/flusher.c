@@ -453,18 +453,15 @@ void aipu_flusher_kick(void)
 	mod_delayed_work(system_unbound_wq, &tick_work, 0);
 }
 
-/*
- * Probe context: a device the probes just made gets its thread from the
- * tick, which is run now rather than at its next period (up to 60 s away).
- */
-void aipu_flusher_want(struct aipu_dev *d)
+/* aipu_flusher_want()'s: any context, the tick now unless stopping. */
+void aipu_flusher_tick_soon(void)
 {
-	if (!started(d) && !READ_ONCE(stopping))
+	if (!READ_ONCE(stopping))
 		mod_delayed_work(system_unbound_wq, &tick_work, 0);
 }
 
 /*
- * Probe context (any lock, interrupts off, RCU read lock held: see reap()):
+ * Probe context (any lock, interrupts off, an RCU reader: see reap()):
  * wake a sleeping device's thread once.  Only the scheduler's own locks are
  * taken, which nest inside any other; a device without a thread yet gets
  * one from the tick, which is run now instead.

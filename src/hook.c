@@ -43,6 +43,19 @@ static unsigned long record_time(struct aipu_dev *d, bool *inherit)
 	return *inherit ? time : jiffies;
 }
 
+/*
+ * The device of @mapping, made if need be, and in *@t its tracker if it has
+ * one (to be checked under the device's lock).  An RCU reader, any
+ * context; NULL when no device could be had.
+ */
+static __always_inline struct aipu_dev *
+mapping_dev(struct address_space *mapping, struct aipu_ltracker **t)
+{
+	*t = aipu_mapping_find(mapping);
+	return *t ? aipu_tracker_dev(*t) :
+		    aipu_dev_get(inode_to_bdi(mapping->host));
+}
+
 /* Dirtying that found no device or no tracker memory: no lock to count in. */
 static atomic64_t orphan_pages, orphan_fallbacks;
 
@@ -76,33 +89,55 @@ static bool declined(struct address_space *mapping, struct folio *folio)
 }
 
 /*
+ * The file's own lock, interrupts off as under the device's: the i_pages
+ * lock has them off already but on PREEMPT_RT, where it is a sleeping lock.
+ */
+static void file_lock(struct aipu_ltracker *t, unsigned long *flags)
+	__acquires(aipu_ltracker_lock_of(t))
+{
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		raw_spin_lock_irqsave(aipu_ltracker_lock_of(t), *flags);
+	else
+		raw_spin_lock(aipu_ltracker_lock_of(t));
+}
+
+static void file_unlock(struct aipu_ltracker *t, unsigned long flags)
+	__releases(aipu_ltracker_lock_of(t))
+{
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		raw_spin_unlock_irqrestore(aipu_ltracker_lock_of(t), flags);
+	else
+		raw_spin_unlock(aipu_ltracker_lock_of(t));
+}
+
+/*
  * The common case under the file's lock alone: a page of a file already
  * queued, dirtied no earlier than its place (ltrack_pages_fast()).  Not a
  * redirtied page nor one the flusher's own metadata write dirties: those
  * need the device's lock.  *@redirty: whether the page's write was
- * declined, as far as that matters (ltrack_may_redirty()); left alone (-1)
- * when the file's lock was not taken.  Interrupts off as under the
- * device's lock (on PREEMPT_RT the i_pages lock leaves them on).
+ * declined, asked only where that matters (AIPU_FAST_ASK: see
+ * ltrack_may_redirty()), else left alone (-1).
  */
 static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
 		      struct address_space *mapping, struct folio *folio,
 		      unsigned long nr, int *redirty, unsigned long *time)
 {
 	unsigned long unused, flags;
-	int r = AIPU_FAST_NO;
+	int r;
 
 	if (!t || aipu_issue_inherits(d, &unused))
 		return AIPU_FAST_NO;
 	*time = jiffies;
-	local_irq_save(flags);
-	aipu_ltracker_lock(t);
-	*redirty = ltrack_may_redirty(t, folio->index, nr) &&
-		   declined(mapping, folio);
-	if (!*redirty)
-		r = ltrack_pages_fast(t, folio->index, nr, *time,
-				      this_cpu_ptr(d->fast));
-	aipu_ltracker_unlock(t);
-	local_irq_restore(flags);
+	file_lock(t, &flags);
+	r = ltrack_pages_fast(t, folio->index, nr, *time,
+			      this_cpu_ptr(d->fast), true);
+	if (r == AIPU_FAST_ASK) {
+		*redirty = declined(mapping, folio);
+		r = *redirty ? AIPU_FAST_NO :
+			       ltrack_pages_fast(t, folio->index, nr, *time,
+						 this_cpu_ptr(d->fast), false);
+	}
+	file_unlock(t, flags);
 	return r;
 }
 
@@ -126,13 +161,13 @@ static struct aipu_dev *lock_live(struct aipu_dev *d,
  * bounded as a whole; @fast is what probe_fast() did (AIPU_FAST_SHORT: the
  * pages are counted, and those past the log's memory need the whole-file
  * bound at @time, on a new tracker if the flusher freed the file's
- * meanwhile, or else Linux's periodic writeback).
+ * meanwhile, or else Linux's periodic writeback).  Out of line: the fast
+ * path then keeps a frame of its own, light.
  */
-static struct aipu_dev *probe_slow(struct aipu_dev *d,
-				   struct address_space *mapping,
-				   struct aipu_ltracker *t, struct folio *folio,
-				   unsigned long nr, bool redirty, int fast,
-				   unsigned long time)
+static noinline struct aipu_dev *
+probe_slow(struct aipu_dev *d, struct address_space *mapping,
+	   struct aipu_ltracker *t, struct folio *folio, unsigned long nr,
+	   bool redirty, int fast, unsigned long time)
 {
 	bool inherit, gone, counted = fast == AIPU_FAST_SHORT;
 	unsigned long flags;
@@ -174,6 +209,12 @@ static struct aipu_dev *probe_slow(struct aipu_dev *d,
  * Under the mapping's i_pages lock, interrupts off.  Pages of different
  * files take no common lock when the files are already queued (the fast
  * path), else their device's; no lock at all to find their tracker.
+ *
+ * No rcu_read_lock() of its own on every page: the i_pages lock makes the
+ * probe an RCU reader already, as the trackers' and devices' lifetimes
+ * need (interrupts off; on PREEMPT_RT the lock is a sleeping one that
+ * takes rcu_read_lock() itself), on every kernel, whether the tracepoint
+ * itself disables preemption (6.1, 6.12) or not (7.2's SRCU).
  */
 static void probe_dirty_folio(void *data, struct folio *folio,
 			      struct address_space *mapping)
@@ -183,48 +224,67 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 	struct aipu_ltracker *t;
 	struct aipu_dev *d;
 
-	rcu_read_lock();
-	d = aipu_mapping_dev(mapping, &t);
+	lockdep_assert_held(&mapping->i_pages.xa_lock);
+	d = mapping_dev(mapping, &t);
 	if (!d) {
-		rcu_read_unlock();
 		untracked(nr);
 		return;
 	}
 	fast = probe_fast(d, t, mapping, folio, nr, &redirty, &time);
 	if (fast != AIPU_FAST_DONE) {
+		/* No tracker: no entry a redirtying could keep (counters). */
 		if (redirty < 0)
-			redirty = declined(mapping, folio);
+			redirty = t && declined(mapping, folio);
 		d = probe_slow(d, mapping, t, folio, nr, redirty, fast, time);
 	}
 	if (aipu_policy_wants_poke())
 		aipu_flusher_poke(d);
 	else
 		aipu_flusher_want(d);
-	rcu_read_unlock();
 }
 
-static void probe_inode_dirty(void *data, struct inode *inode, int flags)
+/*
+ * An inode dirtied again, its metadata entry waiting or out: under the
+ * file's lock alone, as pages are (ltrack_meta_fast()).  An extraction
+ * dirties each new inode several times (tar's chown, chmod, utimes), and
+ * all but the first change nothing the device's lock guards.
+ */
+static bool meta_fast(struct aipu_ltracker *t, bool was_clean)
+{
+	unsigned long flags;
+	bool done;
+
+	raw_spin_lock_irqsave(aipu_ltracker_lock_of(t), flags);
+	done = ltrack_meta_fast(t, was_clean);
+	raw_spin_unlock_irqrestore(aipu_ltracker_lock_of(t), flags);
+	return done;
+}
+
+/* The inode itself, or its lazytime timestamps alone (@times), dirtied. */
+static noinline void inode_dirty(struct inode *inode, bool times)
 {
 	unsigned long state = aipu_inode_state(inode), irqflags;
-	bool gone, times = (flags & (I_DIRTY_INODE | I_DIRTY_TIME)) ==
-			   I_DIRTY_TIME;
 	struct aipu_ltracker *t;
 	struct aipu_dev *d;
+	bool gone;
 
 	/*
-	 * Only the inode itself (or its lazytime timestamps alone), only where
-	 * writeback exists (not tmpfs or pseudo file systems), and never once
-	 * eviction has begun: the eviction hook may already have run for it.
+	 * Only where writeback exists (not tmpfs or pseudo file systems), and
+	 * never once eviction has begun: the eviction hook may already have
+	 * run for it.
 	 */
-	if (!((flags & I_DIRTY_INODE) || times) ||
-	    !mapping_can_writeback(&inode->i_data) ||
+	if (!mapping_can_writeback(&inode->i_data) ||
 	    (state & (I_FREEING | I_WILL_FREE | I_CLEAR)))
 		return;
 	rcu_read_lock();
-	d = aipu_mapping_dev(&inode->i_data, &t);
+	d = mapping_dev(&inode->i_data, &t);
 	if (!d) {
 		rcu_read_unlock();
 		untracked(0);
+		return;
+	}
+	if (!times && t && meta_fast(t, !(state & I_DIRTY_INODE))) {
+		rcu_read_unlock();
 		return;
 	}
 	d = lock_live(d, &t, &irqflags);
@@ -243,6 +303,19 @@ static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 	aipu_dev_unlock(d, irqflags);
 	aipu_flusher_want(d);
 	rcu_read_unlock();
+}
+
+/*
+ * Only the inode itself or its lazytime timestamps alone.  Every page
+ * dirtied comes here too (I_DIRTY_PAGES), so that is told first, before
+ * anything else is set up.
+ */
+static void probe_inode_dirty(void *data, struct inode *inode, int flags)
+{
+	bool times = (flags & (I_DIRTY_INODE | I_DIRTY_TIME)) == I_DIRTY_TIME;
+
+	if ((flags & I_DIRTY_INODE) || times)
+		inode_dirty(inode, times);
 }
 
 /* Every ->evict_inode calls clear_inode(): forget the mapping. */

@@ -92,20 +92,6 @@ static void handback_add(struct handback *h, pgoff_t index, unsigned long nr,
 }
 
 /*
- * Pages the flusher itself dirties while writing an inode's metadata (the
- * inode table block of a non-journalled file system, on the same device)
- * carry that metadata's first-dirty time and go out in the same pass, so
- * metadata keeps the bound.
- */
-bool aipu_issue_inherits(struct aipu_dev *d, unsigned long *time)
-{
-	if (READ_ONCE(d->inheritor) != current)
-		return false;
-	*time = READ_ONCE(d->inherit_time);
-	return true;
-}
-
-/*
  * Hand back taken pages [start, end) first dirtied at @time or later: those
  * still dirty to be retried, the rest done.  Returns how many are dirty,
  * including those dirtied again meanwhile, which have newer entries (the

@@ -118,17 +118,14 @@ static struct aipu_live_chunk *chunk_find(struct aipu_live *l, pgoff_t index,
 					  bool make)
 {
 	pgoff_t base = chunk_base(index);
-	struct aipu_live_chunk *c = l->hint, **slot;
+	struct aipu_live_chunk *c = live_chunk_near(l, index), **slot;
 	unsigned long had = l->nr_chunks;
 
-	if (c && c->base == base)
+	if (c)
 		return c;
 	slot = dir_slot(l, base);
-	if (slot && (*slot || !make)) {
-		if (*slot)
-			l->hint = *slot;
-		return *slot;
-	}
+	if (slot && !make)
+		return NULL;	/* the window's slot says: none */
 	c = tree_find(l, base, make);
 	if (!c)
 		return NULL;
@@ -219,15 +216,12 @@ static void moved_del(struct aipu_live *l, struct aipu_moved *m)
 int live_dirty(struct aipu_live *l, pgoff_t index, unsigned long time)
 {
 	struct aipu_live_chunk *c = chunk_find(l, index, true);
-	unsigned int bit = index % AIPU_LIVE_CHUNK_PAGES;
 	int err;
 
 	if (!c)
 		return -ENOMEM;
-	if (!test_bit(bit, c->bits)) {
-		__set_bit(bit, c->bits);
-		c->set++;
-		l->pages++;
+	if (!live_chunk_test(c, index)) {
+		live_chunk_set(l, c, index);
 		return AIPU_LIVE_NEW;
 	}
 	err = moved_set(l, index, time);

@@ -11,29 +11,6 @@
 
 const unsigned int aipu_seg_bytes[AIPU_SEG_CLASSES] = { 64, 512, 4096 };
 
-#define LEN_SHIFT	AIPU_LOG_DT_BITS
-#define INDEX_SHIFT	(AIPU_LOG_DT_BITS + AIPU_LOG_LEN_BITS)
-
-static u64 entry(pgoff_t index, unsigned int nr, unsigned long dt)
-{
-	return (u64)index << INDEX_SHIFT | (u64)(nr - 1) << LEN_SHIFT | dt;
-}
-
-static pgoff_t e_index(u64 e)
-{
-	return e >> INDEX_SHIFT;
-}
-
-static unsigned int e_nr(u64 e)
-{
-	return ((e >> LEN_SHIFT) & (AIPU_LOG_LEN_MAX - 1)) + 1;
-}
-
-static unsigned long e_dt(u64 e)
-{
-	return e & AIPU_LOG_DT_MAX;
-}
-
 void log_init(struct aipu_log *l)
 {
 	l->head = NULL;
@@ -53,7 +30,7 @@ bool log_empty(const struct aipu_log *l)
 /* First-dirty time of the oldest entry; the log must not be empty. */
 unsigned long log_oldest(const struct aipu_log *l)
 {
-	return l->head->base + e_dt(l->head->e[l->pos]);
+	return l->head->base + log_e_dt(l->head->e[l->pos]);
 }
 
 /*
@@ -70,12 +47,12 @@ static unsigned int extend(struct aipu_log *l, pgoff_t index,
 	if (!s || (s == l->head && l->pos == s->n))
 		return 0;
 	last = &s->e[s->n - 1];
-	if (time - s->base != e_dt(*last) ||
-	    e_index(*last) + e_nr(*last) != index)
+	if (time - s->base != log_e_dt(*last) ||
+	    log_e_index(*last) + log_e_nr(*last) != index)
 		return 0;
-	n = min_t(unsigned long, nr, AIPU_LOG_LEN_MAX - e_nr(*last));
+	n = min_t(unsigned long, nr, AIPU_LOG_LEN_MAX - log_e_nr(*last));
 	if (n)
-		*last = entry(e_index(*last), e_nr(*last) + n, e_dt(*last));
+		*last = log_entry(log_e_index(*last), log_e_nr(*last) + n, log_e_dt(*last));
 	return n;
 }
 
@@ -124,7 +101,7 @@ static long append_one(struct aipu_log *l, pgoff_t index, unsigned long nr,
 			return -ENOMEM;
 	}
 	n = min_t(unsigned long, nr, AIPU_LOG_LEN_MAX);
-	s->e[s->n++] = entry(index, n, time - s->base);
+	s->e[s->n++] = log_entry(index, n, time - s->base);
 	return n;
 }
 
@@ -177,9 +154,9 @@ bool log_peek(const struct aipu_log *l, struct aipu_extent *x)
 	if (!l->head)
 		return false;
 	e = l->head->e[l->pos];
-	x->index = e_index(e);
-	x->nr = e_nr(e);
-	x->time = l->head->base + e_dt(e);
+	x->index = log_e_index(e);
+	x->nr = log_e_nr(e);
+	x->time = l->head->base + log_e_dt(e);
 	return true;
 }
 
@@ -195,11 +172,11 @@ unsigned int log_take(struct aipu_log *l, unsigned long cutoff,
 
 	while (n < max && l->head) {
 		e = l->head->e[l->pos];
-		if (!time_before(l->head->base + e_dt(e), cutoff))
+		if (!time_before(l->head->base + log_e_dt(e), cutoff))
 			break;
-		out[n].index = e_index(e);
-		out[n].nr = e_nr(e);
-		out[n].time = l->head->base + e_dt(e);
+		out[n].index = log_e_index(e);
+		out[n].nr = log_e_nr(e);
+		out[n].time = l->head->base + log_e_dt(e);
 		l->pages -= out[n].nr;
 		n++;
 		if (++l->pos == l->head->n)

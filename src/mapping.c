@@ -39,8 +39,8 @@
 #define AIPU_TABLE_MAX_BITS 20
 #define AIPU_TABLE_LOCKS 256	/* bucket i: lock i % AIPU_TABLE_LOCKS */
 
-static struct hlist_head *table;
-static unsigned int table_bits;
+struct hlist_head *aipu_mapping_table;
+unsigned int aipu_mapping_bits;
 static raw_spinlock_t table_locks[AIPU_TABLE_LOCKS];
 
 static struct aipu_mapping *to_mapping(struct aipu_ltracker *t)
@@ -55,29 +55,21 @@ static struct aipu_mapping *to_mapping(struct aipu_ltracker *t)
 void aipu_ltracker_lock(struct aipu_ltracker *t)
 	__acquires(&to_mapping(t)->lock)
 {
-	raw_spin_lock(&to_mapping(t)->lock);
+	raw_spin_lock(aipu_ltracker_lock_of(t));
 }
 
 void aipu_ltracker_unlock(struct aipu_ltracker *t)
 	__releases(&to_mapping(t)->lock)
 {
-	raw_spin_unlock(&to_mapping(t)->lock);
+	raw_spin_unlock(aipu_ltracker_lock_of(t));
 }
 
-struct aipu_dev *aipu_tracker_dev(struct aipu_ltracker *t)
-{
-	return container_of(t->tr, struct aipu_dev, tr);
-}
-
-/* RCU read lock held (or the device's lock, which excludes changes). */
+/* An RCU reader, or the device's lock held (which excludes changes). */
 static struct aipu_mapping *lookup(const void *key)
 {
-	struct aipu_mapping *m;
+	struct aipu_ltracker *t = aipu_mapping_find(key);
 
-	hlist_for_each_entry_rcu(m, &table[hash_ptr(key, table_bits)], node)
-		if (m->t.key == key)
-			return m;
-	return NULL;
+	return t ? to_mapping(t) : NULL;
 }
 
 /* The table behind track_log.c: called with the device's lock held. */
@@ -93,19 +85,19 @@ struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
 
 int aipu_ltracker_insert(struct aipu_ltracker *t)
 {
-	u32 h = hash_ptr(t->key, table_bits);
+	u32 h = hash_ptr(t->key, aipu_mapping_bits);
 	raw_spinlock_t *lock = &table_locks[h % AIPU_TABLE_LOCKS];
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(lock, flags);
-	hlist_add_head_rcu(&to_mapping(t)->node, &table[h]);
+	hlist_add_head_rcu(&to_mapping(t)->node, &aipu_mapping_table[h]);
 	raw_spin_unlock_irqrestore(lock, flags);
 	return 0;
 }
 
 void aipu_ltracker_remove(struct aipu_ltracker *t)
 {
-	u32 h = hash_ptr(t->key, table_bits);
+	u32 h = hash_ptr(t->key, aipu_mapping_bits);
 	raw_spinlock_t *lock = &table_locks[h % AIPU_TABLE_LOCKS];
 	unsigned long flags;
 
@@ -120,23 +112,8 @@ static bool evicting(struct inode *inode)
 }
 
 /*
- * The device of @mapping, made if need be, and in *@hint its tracker if it
- * has one (to be checked under the device's lock).  RCU read lock held, any
- * context; NULL when no device could be had.
- */
-struct aipu_dev *aipu_mapping_dev(struct address_space *mapping,
-				  struct aipu_ltracker **hint)
-{
-	struct aipu_mapping *m = lookup(mapping);
-
-	*hint = m ? &m->t : NULL;
-	return m ? aipu_tracker_dev(&m->t) :
-		   aipu_dev_get(inode_to_bdi(mapping->host));
-}
-
-/*
  * The tracker of @mapping on @d, made if need be; @d's lock and the RCU
- * read lock held, @hint from aipu_mapping_dev().  NULL with *@gone when the
+ * read lock held, @hint from aipu_mapping_find().  NULL with *@gone when the
  * inode is being evicted, without it when no memory could be had.
  *
  * None is made once the inode's eviction has begun: the eviction probe may
@@ -351,16 +328,17 @@ int aipu_mapping_init(void)
 
 	for (i = 0; i < AIPU_TABLE_LOCKS; i++)
 		raw_spin_lock_init(&table_locks[i]);
-	table_bits = clamp_t(unsigned int, ilog2(max(want, 1UL)),
-			     AIPU_TABLE_MIN_BITS, AIPU_TABLE_MAX_BITS);
+	aipu_mapping_bits = clamp_t(unsigned int, ilog2(max(want, 1UL)),
+				    AIPU_TABLE_MIN_BITS, AIPU_TABLE_MAX_BITS);
 	/* Zeroed heads are empty lists. */
-	table = kvcalloc(1UL << table_bits, sizeof(*table), GFP_KERNEL);
-	return table ? 0 : -ENOMEM;
+	aipu_mapping_table = kvcalloc(1UL << aipu_mapping_bits,
+				      sizeof(*aipu_mapping_table), GFP_KERNEL);
+	return aipu_mapping_table ? 0 : -ENOMEM;
 }
 
 /* Every tracker is gone (aipu_mapping_forget() on every device). */
 void aipu_mapping_exit(void)
 {
-	kvfree(table);
-	table = NULL;
+	kvfree(aipu_mapping_table);
+	aipu_mapping_table = NULL;
 }

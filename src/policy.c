@@ -134,12 +134,6 @@ bool aipu_policy_bounded(void)
 	return cur()->bounded;
 }
 
-/* Probe context: staging wants to hear about new dirty data at once. */
-bool aipu_policy_wants_poke(void)
-{
-	return READ_ONCE(aipu_policy) == AIPU_POLICY_STAGE;
-}
-
 /* The device's own clocks start again at a policy switch. */
 static void sync_gen(struct aipu_dev *d, unsigned long now)
 {

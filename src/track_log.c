@@ -265,6 +265,29 @@ void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 }
 
 /*
+ * The common page: one, its live chunk at hand, its bit clear, the log's
+ * newest segment with room; inline all the way (the probe's instructions,
+ * docs/design.md §4).  AIPU_FAST_DONE, AIPU_FAST_ASK if whether the write
+ * was declined matters (ltrack_may_redirty(): here its bit set or the
+ * flusher writing the file) and has not been asked, or -1 for the general
+ * path.
+ */
+static int page_near(struct aipu_ltracker *t, pgoff_t index,
+		     unsigned long time, bool ask)
+{
+	struct aipu_live_chunk *c = live_chunk_near(&t->q.live, index);
+
+	if (!c)
+		return -1;
+	if (live_chunk_test(c, index) || t->users)
+		return ask ? AIPU_FAST_ASK : -1;
+	if (!log_append_page(&t->q.log, index, time))
+		return -1;
+	live_chunk_set(&t->q.live, c, index);
+	return AIPU_FAST_DONE;
+}
+
+/*
  * The probe's common case under @t's lock alone, not the device's, so that
  * CPUs dirtying different files of one device share nothing: pages
  * [start, start + nr) of a file that is queued (in the wheel at @time or
@@ -272,34 +295,76 @@ void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * nothing and returns AIPU_FAST_NO when the device's queue has to change
  * too (the file to be queued or moved earlier, or bounded as a whole):
  * then the caller takes the device's lock and calls ltrack_pages().
- * AIPU_FAST_SHORT: the log could not hold them all; the caller bounds the
- * file with ltrack_whole() at @time under the device's lock.  The device's
- * counters this changes go to @dl, the caller's (per-CPU) share of them.
+ * AIPU_FAST_ASK, nothing changed either, if @ask and the answer to whether
+ * the pages' write was declined matters (ltrack_may_redirty()): the caller
+ * asks, and calls again without @ask if it was not, else goes to
+ * ltrack_redirty().  AIPU_FAST_SHORT: the log could not hold them all; the
+ * caller bounds the file with ltrack_whole() at @time under the device's
+ * lock.  The device's counters this changes go to @dl, the caller's
+ * (per-CPU) share of them.
  */
+/* The device's counters @t changed, into @dl: see ltrack_pages_fast(). */
+static void fast_count(struct aipu_ltracker *t, struct aipu_ldelta *dl,
+		       unsigned long nr)
+{
+	unsigned long pages = t->q.log.pages + t->q.retry_pages + t->out_pages;
+
+	/*
+	 * Only this CPU writes @dl (interrupts off), but stat sums every CPU's
+	 * share meanwhile, locklessly: marked stores for its marked loads.
+	 */
+	WRITE_ONCE(dl->pages_dirtied, dl->pages_dirtied + nr);
+	WRITE_ONCE(dl->bytes,
+		   dl->bytes + (long)(t->q.log.bytes - t->counted_bytes));
+	WRITE_ONCE(dl->pages, dl->pages + (long)(pages - t->counted_pages));
+	t->counted_bytes = t->q.log.bytes;
+	t->counted_pages = pages;
+}
+
+/*
+ * fast_count() for page_near()'s page: one page more, no memory more.  The
+ * device's gauges hold what the files' counted_* say, so they stay exact
+ * by adding to both.
+ */
+static void count_page(struct aipu_ltracker *t, struct aipu_ldelta *dl)
+{
+	WRITE_ONCE(dl->pages_dirtied, dl->pages_dirtied + 1);
+	WRITE_ONCE(dl->pages, dl->pages + 1);
+	t->counted_pages++;
+}
+
+/* ltrack_pages_fast() past page_near(): any extent, through flog_dirty(). */
+static noinline int pages_fast_general(struct aipu_ltracker *t,
+				       pgoff_t start, unsigned long nr,
+				       unsigned long time,
+				       struct aipu_ldelta *dl, bool ask)
+{
+	unsigned long done;
+
+	if (ask && ltrack_may_redirty(t, start, nr))
+		return AIPU_FAST_ASK;
+	done = flog_dirty(&t->q, start, nr, time);
+	fast_count(t, dl, nr);
+	return done < nr ? AIPU_FAST_SHORT : AIPU_FAST_DONE;
+}
+
 int ltrack_pages_fast(struct aipu_ltracker *t, pgoff_t start,
 		      unsigned long nr, unsigned long time,
-		      struct aipu_ldelta *dl)
+		      struct aipu_ldelta *dl, bool ask)
 {
-	unsigned long done, pages;
+	int r;
 
 	if (!t->hashed || t->dead || t->draining || entry_queued(&t->whole) ||
 	    t->q.log.bytes >= AIPU_LTRACK_BYTES_MAX ||
 	    t->where == AIPU_L_NOWHERE ||
 	    (t->where == AIPU_L_WHEEL && time_before(time, t->node.time)))
 		return AIPU_FAST_NO;
-	/*
-	 * Only this CPU writes @dl (interrupts off), but stat sums every CPU's
-	 * share meanwhile, locklessly: marked stores for its marked loads.
-	 */
-	WRITE_ONCE(dl->pages_dirtied, dl->pages_dirtied + nr);
-	done = flog_dirty(&t->q, start, nr, time);
-	pages = t->q.log.pages + t->q.retry_pages + t->out_pages;
-	WRITE_ONCE(dl->bytes,
-		   dl->bytes + (long)(t->q.log.bytes - t->counted_bytes));
-	WRITE_ONCE(dl->pages, dl->pages + (long)(pages - t->counted_pages));
-	t->counted_bytes = t->q.log.bytes;
-	t->counted_pages = pages;
-	return done < nr ? AIPU_FAST_SHORT : AIPU_FAST_DONE;
+	r = nr == 1 ? page_near(t, start, time, ask) : -1;
+	if (r < 0)
+		return pages_fast_general(t, start, nr, time, dl, ask);
+	if (r == AIPU_FAST_DONE)
+		count_page(t, dl);
+	return r;
 }
 
 void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
@@ -318,6 +383,23 @@ void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		requeue(tr, t);
 	}
 	aipu_ltracker_unlock(t);
+}
+
+/*
+ * ltrack_meta() where it changes nothing the device's lock guards: the
+ * inode was dirty already (!@was_clean) and its entry waits or is being
+ * written (then to be put back: @again).  Under @t's lock alone, as the
+ * probe's fast path; false, nothing done, where ltrack_meta() is needed.
+ */
+bool ltrack_meta_fast(struct aipu_ltracker *t, bool was_clean)
+{
+	struct aipu_lentry *e = &t->meta;
+
+	if (!t->hashed || t->dead || was_clean || e->state == AIPU_L_IDLE)
+		return false;
+	if (e->state == AIPU_L_ISSUING)
+		e->again = true;
+	return true;
 }
 
 /*

@@ -604,7 +604,7 @@ static inline void probe(struct dev *d, const void *key, pgoff_t index,
 	if (t) {
 		aipu_ltracker_lock(t);
 		r = ltrack_pages_fast(t, index, 1, time,
-				      &d->fast[this_cpu - cpus].dl);
+				      &d->fast[this_cpu - cpus].dl, false);
 		aipu_ltracker_unlock(t);
 		if (r == AIPU_FAST_DONE)
 			return;

@@ -410,6 +410,87 @@ static int test_model(void)
 	return 0;
 }
 
+/* Do two logs hold the same segments, entries and counts? */
+static bool same_log(const struct aipu_log *a, const struct aipu_log *b)
+{
+	const struct aipu_seg *x = a->head, *y = b->head;
+
+	if (a->pos != b->pos || a->pages != b->pages || a->bytes != b->bytes ||
+	    a->next_class != b->next_class)
+		return false;
+	for (; x && y; x = x->next, y = y->next)
+		if (x->base != y->base || x->n != y->n || x->cap != y->cap ||
+		    x->class != y->class ||
+		    memcmp(x->e, y->e, x->n * sizeof(x->e[0])))
+			return false;
+	return !x && !y && (a->tail == NULL) == (b->tail == NULL);
+}
+
+/*
+ * log_append_page(), the probe's inline append, against log_append(): one
+ * log appended to by it (log_append() where it declines), another by
+ * log_append() alone, both taken from alike, must stay the same, entry for
+ * entry; and each of its ways (extending, a new entry, declining) is used,
+ * in random writes and in streams that fill entries to their longest.
+ */
+static int test_append_page(void)
+{
+	unsigned long now = T0 - 200, ext = 0, add = 0, declined = 0;
+	struct aipu_extent xa[16], xb[16];
+	struct aipu_log a, b;
+	pgoff_t next = 0, idx;
+	unsigned int step, na, nb, r;
+
+	srand(unit_seed(13));
+	log_init(&a);
+	log_init(&b);
+	for (step = 0; step < 200000; step++) {
+		/* Every other 2,000 steps a stream: 256-page entries fill. */
+		bool stream = step / 2000 % 2;
+
+		r = rand() % (stream ? 1000 : 100);
+		if (r < 80 || (stream && r >= 100)) {
+			idx = stream || rand() % 3 ? next : rand() % 100000;
+			if (rand() % 5000 == 0)
+				idx = AIPU_LOG_INDEX_MAX + rand() % 2;
+			if (log_append_page(&a, idx, now)) {
+				ext += a.tail->n == b.tail->n;
+				add += a.tail->n != b.tail->n;
+			} else {
+				declined++;
+				log_append(&a, idx, 1, now);
+			}
+			log_append(&b, idx, 1, now);
+			next = idx + 1;
+		} else if (r < 95) {
+			now += rand() % 10 ? rand() % 2 : rand() % 70000;
+			/* To a segment's edge, never back. */
+			if (a.tail && rand() % 20 == 0 &&
+			    time_before(now, a.tail->base + AIPU_LOG_DT_MAX))
+				now = a.tail->base + AIPU_LOG_DT_MAX + rand() % 2;
+		} else {
+			unsigned long cutoff = now - rand() % 50;
+			unsigned int max = 1 + rand() % 16, i;
+
+			na = log_take(&a, cutoff, xa, max);
+			nb = log_take(&b, cutoff, xb, max);
+			CHECK(na == nb);
+			for (i = 0; i < na; i++)
+				CHECK(xa[i].index == xb[i].index &&
+				      xa[i].nr == xb[i].nr &&
+				      xa[i].time == xb[i].time);
+		}
+		CHECK(same_log(&a, &b));
+	}
+	CHECK(ext > 1000 && add > 1000 && declined > 100);
+	log_drop(&a, &(unsigned long){ ~0UL });
+	log_drop(&b, &(unsigned long){ ~0UL });
+	CHECK(unit_mem.bytes == 0);
+	printf("  append_page: %lu extended, %lu new entries, %lu left to log_append()\n",
+	       ext, add, declined);
+	return 0;
+}
+
 int main(void)
 {
 	RUN(test_extend_and_chunks);
@@ -419,5 +500,6 @@ int main(void)
 	RUN(test_wheel_jump);
 	RUN(test_wheel_first_ahead);
 	RUN(test_model);
+	RUN(test_append_page);
 	return unit_done();
 }

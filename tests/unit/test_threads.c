@@ -126,7 +126,7 @@ static void probe(int w, int f, pgoff_t p, unsigned long time)
 
 	if (t) {
 		aipu_ltracker_lock(t);
-		r = ltrack_pages_fast(t, p, 1, time, &fast[w]);
+		r = ltrack_pages_fast(t, p, 1, time, &fast[w], false);
 		aipu_ltracker_unlock(t);
 	}
 	if (r == AIPU_FAST_DONE) {

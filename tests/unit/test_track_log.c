@@ -102,7 +102,7 @@ void aipu_ltracker_unlock(struct aipu_ltracker *t)
 /* What the fast path added: the probe's per-CPU share of the counters. */
 static struct aipu_ldelta fast;
 static unsigned long fast_taken, fast_refused;
-static unsigned long redirty_asked, redirty_skipped;
+static unsigned long redirty_asked, redirty_skipped, meta_fast;
 
 struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
 {
@@ -400,7 +400,9 @@ static void probe_pages(struct aipu_ltracker *t, pgoff_t s, unsigned long n,
 
 	if (rand() % 2) {
 		aipu_ltracker_lock(t);
-		r = ltrack_pages_fast(t, s, n, time, &fast);
+		r = ltrack_pages_fast(t, s, n, time, &fast, true);
+		if (r == AIPU_FAST_ASK)	/* a new dirtying: not declined */
+			r = ltrack_pages_fast(t, s, n, time, &fast, false);
 		aipu_ltracker_unlock(t);
 	}
 	if (r == AIPU_FAST_NO) {
@@ -414,20 +416,35 @@ static void probe_pages(struct aipu_ltracker *t, pgoff_t s, unsigned long n,
 }
 
 /*
- * A declined write's redirtying as src/hook.c sees it: ltrack_redirty()
- * only where ltrack_may_redirty() says it matters, else a new dirtying;
- * the checks between steps then show no page lost its first-dirty time.
+ * A declined write's redirtying as src/hook.c sees it: the fast path, half
+ * the time, asks whether it was declined only where ltrack_may_redirty()
+ * says it matters (and then, as it was, ltrack_redirty()); where it does
+ * not, it is taken as a new dirtying.  Without the fast path the device's
+ * lock and ltrack_redirty().  The checks between steps then show no page
+ * lost its first-dirty time.
  */
-static void probe_redirty(struct aipu_ltracker *t, pgoff_t p)
+static int probe_redirty(struct aipu_ltracker *t, pgoff_t p)
 {
 	bool may = may_redirty(t, p);
+	int r = AIPU_FAST_NO;
 
-	if (may)
+	if (rand() % 2) {
+		aipu_ltracker_lock(t);
+		r = ltrack_pages_fast(t, p, 1, now, &fast, true);
+		aipu_ltracker_unlock(t);
+	}
+	if (r == AIPU_FAST_NO || r == AIPU_FAST_ASK) {
 		ltrack_redirty(&tr, t, p, 1, now);
-	else
-		probe_pages(t, p, 1, now);
-	redirty_asked += may;
-	redirty_skipped += !may;
+		redirty_asked++;
+		return 0;
+	}
+	/* Taken as a dirtying: only where asking would not have mattered. */
+	CHECK(!may);
+	fast_taken++;
+	redirty_skipped++;
+	if (r == AIPU_FAST_SHORT)
+		ltrack_whole(&tr, t, now);
+	return 0;
 }
 
 static void dirty(int f, pgoff_t p, unsigned int k)
@@ -523,10 +540,29 @@ static void dirty_times(int f)
 	dirty_entry(f, &times_first[f], ltrack_times);
 }
 
+/*
+ * src/hook.c's metadata probe: ltrack_meta_fast() under the file's lock
+ * alone if it will, half the time, else ltrack_meta().
+ */
+static void meta_probe(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		       unsigned long time, bool was_clean)
+{
+	bool done = false;
+
+	if (rand() % 2) {
+		aipu_ltracker_lock(t);
+		done = ltrack_meta_fast(t, was_clean);
+		aipu_ltracker_unlock(t);
+	}
+	meta_fast += done;
+	if (!done)
+		ltrack_meta(tr, t, time, was_clean);
+}
+
 /* The inode of file @f was dirtied (I_DIRTY_INODE). */
 static void dirty_meta(int f)
 {
-	dirty_entry(f, &meta_first[f], ltrack_meta);
+	dirty_entry(f, &meta_first[f], meta_probe);
 }
 
 /*
@@ -776,9 +812,20 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 					write_entry(e);
 				continue;
 			} else if (e->kind == AIPU_L_META) {
+				/*
+				 * Dirtied again while out, the inode dirty
+				 * still: the write may have missed it, so it
+				 * stays dirty since its first time (the entry
+				 * goes back: again).
+				 */
+				bool kept = meta_first[f] >= 0 && in_window();
+
 				/* Put back: due in the next pass, not this. */
 				CHECK(!meta_declined[f]);
-				if (rand() % 8) {
+				if (kept) {
+					dirty_meta(f);
+					meta_declined[f] = true;
+				} else if (rand() % 8) {
 					meta_first[f] = -1;
 				} else {
 					meta_declined[f] = true;
@@ -890,6 +937,7 @@ static int model(unsigned int seed, int fail_rate)
 	fast_refused = 0;
 	redirty_asked = 0;
 	redirty_skipped = 0;
+	meta_fast = 0;
 	now = T0;
 	ltrack_init(&tr, slots, WHEEL_WIDTH, now);
 	for (f = 0; f < NF; f++)
@@ -930,7 +978,7 @@ static int model(unsigned int seed, int fail_rate)
 			while (k < PAGES && first[f][(p + k) % PAGES] < 0)
 				k++;
 			if (table[f] && !dying[f] && k < PAGES)
-				probe_redirty(table[f], (p + k) % PAGES);
+				CHECK(!probe_redirty(table[f], (p + k) % PAGES));
 		} else if (r < 55) {
 			dirty_times(f);
 		} else if (r < 57) {
@@ -975,6 +1023,8 @@ static int model(unsigned int seed, int fail_rate)
 	CHECK(fast_taken > 100 && fast_refused > 100);
 	/* Declines, each asked about where ltrack_may_redirty() said so. */
 	CHECK(redirty_asked > 100);
+	/* Metadata dirtied again, under the file's lock alone. */
+	CHECK(meta_fast > 20);
 	/* Takes were held across passes, and all written in the end. */
 	CHECK(held_taken > 50 && !held_tracker(0) && !held_tracker(1) &&
 	      !held_tracker(2) && !held_tracker(3));
@@ -984,8 +1034,8 @@ static int model(unsigned int seed, int fail_rate)
 	       (unsigned long long)tr.st.pages_taken,
 	       (unsigned long long)tr.st.pages_retried,
 	       (unsigned long long)tr.st.fallbacks, fast_taken, fast_refused);
-	printf("  declines: %lu with the dirty tag asked, %lu taken as a dirtying\n",
-	       redirty_asked, redirty_skipped);
+	printf("  declines: %lu with the dirty tag asked, %lu taken as a dirtying; %lu metadata dirtyings under the file's lock alone\n",
+	       redirty_asked, redirty_skipped, meta_fast);
 	return 0;
 }
 
