@@ -87,6 +87,22 @@ static inline unsigned long log_e_dt(u64 e)
 }
 
 /*
+ * Whether pages from @index dirtied @dt jiffies after @s's base continue
+ * the newest entry of @s, the log's tail: the entry ends at @index, is of
+ * that jiffy and is not taken.
+ */
+static inline bool log_continues(const struct aipu_log *l,
+				 const struct aipu_seg *s, pgoff_t index,
+				 unsigned long dt)
+{
+	u64 last = s->e[s->n - 1];	/* a segment is made with an entry */
+
+	return log_e_dt(last) == dt &&
+	       log_e_index(last) + log_e_nr(last) == index &&
+	       !(s == l->head && l->pos == s->n);
+}
+
+/*
  * log_append() of page @index where it is cheap, inline for the probe:
  * the newest entry extended by it, or a new entry in the newest segment.
  * False, nothing done, where log_append() must see to it (a new segment,
@@ -105,10 +121,8 @@ static inline bool log_append_page(struct aipu_log *l, pgoff_t index,
 	dt = time - s->base;
 	if (dt > AIPU_LOG_DT_MAX)
 		return false;
-	last = &s->e[s->n - 1];		/* a segment is made with an entry */
-	if (log_e_dt(*last) == dt &&
-	    log_e_index(*last) + log_e_nr(*last) == index &&
-	    !(s == l->head && l->pos == s->n)) {
+	if (log_continues(l, s, index, dt)) {
+		last = &s->e[s->n - 1];
 		if (log_e_nr(*last) == AIPU_LOG_LEN_MAX)
 			return false;
 		*last += 1ULL << AIPU_LOG_LEN_SHIFT;

@@ -247,7 +247,9 @@ static void probe_dirty_folio(void *data, struct folio *folio,
  * An inode dirtied again, its metadata entry waiting or out: under the
  * file's lock alone, as pages are (ltrack_meta_fast()).  An extraction
  * dirties each new inode several times (tar's chown, chmod, utimes), and
- * all but the first change nothing the device's lock guards.
+ * all but the first change nothing the device's lock guards.  Interrupts
+ * saved here, where file_lock() assumes them off: the inode probe runs
+ * under no lock of the mapping's.
  */
 static bool meta_fast(struct aipu_ltracker *t, bool was_clean)
 {

@@ -44,12 +44,9 @@ static unsigned int extend(struct aipu_log *l, pgoff_t index,
 	unsigned int n;
 	u64 *last;
 
-	if (!s || (s == l->head && l->pos == s->n))
+	if (!s || !log_continues(l, s, index, time - s->base))
 		return 0;
 	last = &s->e[s->n - 1];
-	if (time - s->base != log_e_dt(*last) ||
-	    log_e_index(*last) + log_e_nr(*last) != index)
-		return 0;
 	n = min_t(unsigned long, nr, AIPU_LOG_LEN_MAX - log_e_nr(*last));
 	if (n)
 		*last = log_entry(log_e_index(*last), log_e_nr(*last) + n, log_e_dt(*last));
