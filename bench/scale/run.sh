@@ -13,7 +13,8 @@
 #   env.txt      the same facts, one "key: value" a line, with the sha256
 #                of every timed source
 #   *.json       scale's measurements (noise, pages, files, threads, holds,
-#                evict, steady, memory, criterion, meta)
+#                evict, steady, repeat, memory, criterion,
+#                criterion_repeat, meta)
 #   plots/*.png  report.py's plots (the hold plots with the 50 us line)
 #
 # Usage: bench/scale/run.sh [--quick] [--rounds N] [--out DIR] [--only LIST]
@@ -21,8 +22,9 @@
 #   --rounds N   rounds per measurement (default 3)
 #   --out DIR    results directory (default bench/results/<date>-host-scale)
 #   --only LIST  comma-separated sections: noise, pages, files, threads,
-#                holds, evict, steady (memory comes with pages, files and
-#                holds; the 50-us criterion with holds and evict)
+#                holds, evict, steady, repeat (memory comes with pages,
+#                files and holds; the 50-us criterion with holds, evict
+#                and repeat)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,7 +35,7 @@ quick=0
 out=
 args=()
 usage() {
-	sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
 }
 while [ $# -gt 0 ]; do

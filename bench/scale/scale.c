@@ -710,6 +710,8 @@ struct timed {
 	size_t round_start[MAX_ROUNDS];		/* index in @s */
 	unsigned int rounds;
 	bool rounds_sorted;		/* @s sorted: round medians taken */
+	bool keep_order;		/* every hold also into @order */
+	struct samples order;		/* in order, disturbed = INFINITY */
 };
 
 static void timed_clear(struct timed *t)
@@ -721,6 +723,7 @@ static void timed_clear(struct timed *t)
 	t->sum = 0;
 	t->rounds = 0;
 	t->rounds_sorted = false;
+	t->order.n = 0;
 }
 
 static void timed_round(struct timed *t)
@@ -733,6 +736,8 @@ static void timed_round(struct timed *t)
 
 static void timed_add(struct timed *t, double ns, bool disturbed)
 {
+	if (t->keep_order)
+		samples_add(&t->order, disturbed ? INFINITY : ns);
 	t->n++;
 	if (ns > t->raw_max)
 		t->raw_max = ns;
@@ -749,8 +754,11 @@ static void timed_add(struct timed *t, double ns, bool disturbed)
 static void timed_free(struct timed *t)
 {
 	free(t->s.v);
+	free(t->order.v);
 	t->s.v = NULL;
 	t->s.cap = 0;
+	t->order.v = NULL;
+	t->order.cap = 0;
 	timed_clear(t);
 }
 
@@ -1733,6 +1741,7 @@ static void end_pass_timed(struct dev *d, struct timed *end, double *cpu_max)
 
 	do {
 		budget = AIPU_SCAN_BATCH;
+		caches_ensure();	/* not in the hold's CPU time */
 		if (cpu_max)
 			c0 = cpu_ns();
 		TIMED_HOLD(d, end, done = ltrack_end_pass(&d->tr, &budget));
@@ -2609,7 +2618,364 @@ static void measure_memory(void)
 	json_close(f);
 }
 
+/* ---- 8. each hold timed again over the same backlog ---- */
+
+/*
+ * A hold's wall time is its code's time plus whatever the host did in it
+ * (here a timer tick alone costs 20-50 µs, some 100-300 µs), which
+ * getrusage() does not see: table 0's control reads p99.9 and maxima far
+ * above its fixed work.  The same backlog made again from the same seed
+ * gives the same holds in the same order over the same objects, so the
+ * i-th hold of every repeat is the same work, and as the host only adds
+ * time, the least of its readings is the closest to the code's own: the
+ * criterion's reading.  Their median is kept beside it.  The control,
+ * fixed work read the same way, shows that neither hides work.
+ */
+#define REPEATS 5
+
+/* One way of reading a hold from its REPEATS readings, over all holds. */
+struct rep_est {
+	double median, p99, p999, max;
+	size_t at;			/* the hold with the max */
+	float at_max[REPEATS];		/* its readings */
+};
+
+enum { EST_LEAST, EST_MEDIAN, EST_NR };
+
+struct rep_row {
+	char what[112];
+	unsigned long n;		/* backlog, pages */
+	size_t holds;			/* a repeat */
+	struct rep_est est[EST_NR];
+	size_t unresolved;		/* median: disturbed in most repeats */
+	double single_max;		/* the longest reading not disturbed */
+};
+
+static struct {
+	struct rep_row control[2];	/* 10 and 40 us of work */
+	unsigned int ncontrol;
+	double max[EST_NR];		/* the worst at 1 M pages */
+	char what[EST_NR][112];
+	bool seen;
+} rep_crit;
+
+static FILE *rep_json;
+
+/* The statistics of @v (@n readings of holds, sorted here). */
+static void rep_stats(float *v, size_t n, struct rep_est *e)
+{
+	qsort(v, n, sizeof(*v), cmp_float);
+	e->median = n ? pct(v, n, 0.5) : 0;
+	e->p99 = n ? pct(v, n, 0.99) : 0;
+	e->p999 = n ? pct(v, n, 0.999) : 0;
+}
+
+/* Each hold's least and median reading over the repeats of @t[]. */
+static void rep_reduce(struct timed *t, struct rep_row *row)
+{
+	size_t len = t[0].order.n, i, nv[EST_NR] = { 0 };
+	float c[REPEATS], *v[EST_NR];
+	unsigned int r, k;
+
+	for (r = 1; r < REPEATS; r++)
+		if (t[r].order.n != len)
+			die("%s: repeat %u made %zu holds, the first %zu: the backlog was not made the same way",
+			    row->what, r, t[r].order.n, len);
+	memset(row->est, 0, sizeof(row->est));
+	row->holds = len;
+	row->unresolved = 0;
+	row->single_max = 0;
+	for (k = 0; k < EST_NR; k++) {
+		v[k] = malloc((len ? len : 1) * sizeof(*v[k]));
+		if (!v[k])
+			die("out of memory");
+	}
+	for (i = 0; i < len; i++) {
+		for (r = 0; r < REPEATS; r++) {
+			c[r] = t[r].order.v[i];
+			if (isfinite(c[r]) && c[r] > row->single_max)
+				row->single_max = c[r];
+		}
+		qsort(c, REPEATS, sizeof(*c), cmp_float);
+		for (k = 0; k < EST_NR; k++) {
+			float x = c[k == EST_LEAST ? 0 : REPEATS / 2];
+			struct rep_est *e = &row->est[k];
+
+			if (!isfinite(x)) {
+				row->unresolved += k == EST_MEDIAN;
+				continue;
+			}
+			if (x > e->max) {
+				e->max = x;
+				e->at = i;
+			}
+			v[k][nv[k]++] = x;
+		}
+	}
+	for (k = 0; k < EST_NR; k++) {
+		for (r = 0; r < REPEATS && len; r++)
+			row->est[k].at_max[r] = t[r].order.v[row->est[k].at];
+		rep_stats(v[k], nv[k], &row->est[k]);
+		free(v[k]);
+	}
+}
+
+static void rep_print(const struct rep_row *row)
+{
+	const struct rep_est *l = &row->est[EST_LEAST];
+	const struct rep_est *m = &row->est[EST_MEDIAN];
+	char b1[32], b2[32], at[128];
+	unsigned int r, k;
+	int len = 0;
+
+	for (r = 0; r < REPEATS; r++)
+		len += snprintf(at + len, sizeof(at) - len, "%s%.1f",
+				r ? ", " : "", isfinite(l->at_max[r]) ?
+				l->at_max[r] / 1e3 : -1.0);
+	printf("| %s | %s | %s | %.2f | %.2f | %.1f | **%.1f** | %s | %.1f / **%.1f** | %zu | %.1f |\n",
+	       row->what, row->n ? with_commas(row->n, b1) : "",
+	       with_commas(row->holds, b2), l->median / 1e3, l->p99 / 1e3,
+	       l->p999 / 1e3, l->max / 1e3, at, m->p999 / 1e3, m->max / 1e3,
+	       row->unresolved, row->single_max / 1e3);
+	fprintf(rep_json, "%s{\"what\": \"%s\", \"n\": %lu, \"holds\": %zu, "
+		"\"unresolved\": %zu, \"single_max\": %.1f",
+		ftell(rep_json) > 120 ? ",\n" : "", row->what, row->n,
+		row->holds, row->unresolved, row->single_max);
+	for (k = 0; k < EST_NR; k++) {
+		const struct rep_est *e = &row->est[k];
+
+		fprintf(rep_json, ", \"%s\": {\"median\": %.1f, \"p99\": %.1f, "
+			"\"p999\": %.1f, \"max\": %.1f, \"max_index\": %zu, "
+			"\"max_readings\": [", k == EST_LEAST ? "least" : "median",
+			e->median, e->p99, e->p999, e->max, e->at);
+		for (r = 0; r < REPEATS; r++)
+			fprintf(rep_json, "%s%.1f", r ? ", " : "",
+				isfinite(e->at_max[r]) ? e->at_max[r] : -1.0);
+		fprintf(rep_json, "]}");
+	}
+	fprintf(rep_json, "}");
+	fflush(stdout);
+}
+
+/* Reduce, print, and count towards the criterion at 1 M pages. */
+static void rep_done(struct timed *t, const char *what, unsigned long n)
+{
+	struct rep_row row = { .n = n };
+	unsigned int r, k;
+
+	snprintf(row.what, sizeof(row.what), "%s", what);
+	rep_reduce(t, &row);
+	rep_print(&row);
+	for (k = 0; n == 1000000 && k < EST_NR; k++) {
+		rep_crit.seen = true;
+		if (row.est[k].max <= rep_crit.max[k])
+			continue;
+		rep_crit.max[k] = row.est[k].max;
+		snprintf(rep_crit.what[k], sizeof(rep_crit.what[k]), "%s",
+			 what);
+	}
+	for (r = 0; r < REPEATS; r++)
+		timed_free(&t[r]);
+}
+
+static void rep_start(struct timed *t)
+{
+	unsigned int r;
+
+	for (r = 0; r < REPEATS; r++) {
+		timed_clear(&t[r]);
+		t[r].keep_order = true;
+	}
+}
+
+/* The control: @n holds of a fixed computation of about @target ns. */
+static void rep_control(double target, unsigned long n)
+{
+	static struct timed t[REPEATS];
+	unsigned long iters = calibrate(target), i;
+	struct rep_row *row;
+	unsigned int r;
+
+	rep_start(t);
+	for (r = 0; r < REPEATS; r++)
+		for (i = 0; i < n; i++)
+			TIMED_HOLD(&devs[0], &t[r], fixed_work(iters));
+	row = &rep_crit.control[rep_crit.ncontrol++];
+	snprintf(row->what, sizeof(row->what),
+		 "control: %.0f µs of fixed work", target / 1e3);
+	row->n = 0;
+	rep_reduce(t, row);
+	rep_print(row);
+	for (r = 0; r < REPEATS; r++)
+		timed_free(&t[r]);
+}
+
+/* holds_row()'s holds, REPEATS times over one backlog. */
+static void rep_backlog(enum backlog bl, unsigned long n)
+{
+	static struct timed h[H_NR][REPEATS], dhb[REPEATS], dend[REPEATS];
+	static struct timed scratch;
+	struct pass_counts pc;
+	unsigned long cutoff;
+	char what[112];
+	unsigned int r, k;
+
+	for (k = 0; k < H_NR; k++)
+		rep_start(h[k]);
+	rep_start(dhb);
+	rep_start(dend);
+	for (r = 0; r < REPEATS; r++) {
+		memset(&pc, 0, sizeof(pc));
+		backlog_fill(bl, n, 5 + n, &h[H_PROBE][r], &cutoff);
+		scan_timed(&devs[0], cutoff, &h[H_SCAN][r]);
+		pass_timed(&devs[0], cutoff, false, &h[H_TAKE][r],
+			   &h[H_HANDBACK][r], &h[H_END][r], NULL, &pc);
+		backlog_fill(bl, n, 5 + n, NULL, &cutoff);
+		forget_timed(&devs[0], &h[H_FORGET][r]);
+		if (bl != B_BIG)
+			continue;
+		backlog_fill(bl, n, 7 + n, NULL, &cutoff);
+		timed_clear(&scratch);
+		scan_timed(&devs[0], cutoff, &scratch);
+		pass_timed(&devs[0], cutoff, true, &scratch, &dhb[r], &dend[r],
+			   NULL, &pc);
+	}
+	timed_free(&scratch);
+	for (k = 0; k < H_NR; k++) {
+		snprintf(what, sizeof(what), "%s, %s", hold_names[k],
+			 backlog_names[bl]);
+		rep_done(h[k], what, n);
+	}
+	if (bl != B_BIG)
+		return;
+	snprintf(what, sizeof(what),
+		 "every page still dirty: hand-back, %s", backlog_names[bl]);
+	rep_done(dhb, what, n);
+	snprintf(what, sizeof(what),
+		 "every page still dirty: end of pass, %s", backlog_names[bl]);
+	rep_done(dend, what, n);
+}
+
+/* One file freed a budget a hold: eviction (0), the shrinker, a park. */
+static void rep_free_file(struct timed *t, unsigned int w, enum pattern p,
+			  unsigned long n)
+{
+	unsigned long now = gen_end(p, n), freed;
+	struct aipu_ltracker *tr;
+	struct gen g;
+	bool done;
+
+	world_reset(false);
+	gen_init(&g, p, 0, n, 31);
+	fill(&devs[0], &g, n, NULL, 0, NULL);
+	tr = aipu_ltracker_lookup(file_key(0, 0));
+	if (w == 0) {
+		TIMED_HOLD(&devs[0], t, done = !tr->hashed ||
+			   ltrack_kill(&devs[0].tr, tr, AIPU_DRAIN_BATCH));
+		while (!done)
+			TIMED_HOLD(&devs[0], t,
+				   done = ltrack_kill(&devs[0].tr, tr,
+						      AIPU_DRAIN_BATCH));
+		return;
+	}
+	do
+		TIMED_HOLD(&devs[0], t,
+			   freed = freer_call(w == 1 ? F_SHRINK : F_PARK, tr,
+					      now));
+	while (freed == AIPU_DRAIN_BATCH);
+}
+
+/* evict_row()'s and freer_rounds()'s holds, REPEATS times over one file. */
+static void rep_evict(enum pattern p, unsigned long n)
+{
+	static const char * const names[] = {
+		"eviction of one file", "the shrinker freeing one file",
+		"a park freeing one file",
+	};
+	static struct timed t[REPEATS];
+	unsigned int w, r;
+	char what[112];
+
+	for (w = 0; w < ARRAY_SIZE(names); w++) {
+		rep_start(t);
+		for (r = 0; r < REPEATS; r++)
+			rep_free_file(&t[r], w, p, n);
+		snprintf(what, sizeof(what), "%s, %s", names[w],
+			 pattern_names[p]);
+		rep_done(t, what, n);
+	}
+}
+
+static void measure_repeat(void)
+{
+	static const unsigned long sizes[] = { 10000, 100000, 1000000 };
+	unsigned int nsizes = quick ? 1 : ARRAY_SIZE(sizes), si, pi;
+	struct noise nz = noise_begin();
+	int bl;
+
+	rep_json = json_open("repeat");
+	printf("\n## 8. Each hold timed %d times over the same backlog (the criterion's reading)\n\n",
+	       REPEATS);
+	printf("Tables 4 and 5 time every hold once, and a hold's wall time is its code's time plus whatever the host did in it (on this host a timer tick alone takes 20-50 µs, some 100-300 µs; getrusage() does not see it): table 0's control, fixed work, reads p99.9 and maxima far above that work, so they cannot tell a 50 µs section from a 10 µs one interrupted. Here each backlog of tables 4 and 5 is made %d times from the same seed: the same holds in the same order over the same objects (a repeat that makes a different number of holds stops the benchmark), so the i-th hold of every repeat is the same work. The host only adds time, so **the least of a hold's %d readings is the closest to its code's time**; the columns \"least\" are over the holds' least readings (the criterion's reading), \"median of %d\" over their medians (a hold the host slowed in most repeats stays slow there; \"unresolved\": disturbed by getrusage() in most). The control, %d sequences of holds of fixed work read the same way, shows that the reading neither hides work nor keeps the host's: its max should stay near the work. \"readings\": those of the hold with the longest least reading (-1: disturbed). \"longest single reading\": the longest hold not disturbed, as tables 4 and 5 read it. Holds in µs.\n\n",
+	       REPEATS, REPEATS, REPEATS, REPEATS);
+	printf("| set | N pages | holds a repeat | least: median µs | p99 µs | p99.9 µs | max µs | readings µs | median of %d: p99.9 / max µs | unresolved | longest single reading µs |\n",
+	       REPEATS);
+	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |\n");
+	fprintf(rep_json, "{\"measurement\": \"repeat\", \"repeats\": %d, "
+		"\"unit\": \"ns per hold\", \"rows\": [\n", REPEATS);
+	memset(&rep_crit, 0, sizeof(rep_crit));
+	rep_control(10000, quick ? 4000 : 100000);
+	rep_control(40000, quick ? 1000 : 10000);
+	for (si = 0; si < nsizes; si++) {
+		for (bl = 0; bl < B_NR; bl++)
+			rep_backlog(bl, sizes[si]);
+		for (pi = 0; pi < ARRAY_SIZE(evict_pats); pi++)
+			rep_evict(evict_pats[pi], sizes[si]);
+	}
+	table_end(rep_json, &nz);
+	rep_json = NULL;
+	world_reset(true);
+}
+
 /* ---- the criterion ---- */
+
+/* Table 8's reading of the criterion, and whether its control allows it. */
+static void rep_criterion(void)
+{
+	const struct rep_row *c10 = &rep_crit.control[0];
+	const struct rep_row *c40 = &rep_crit.control[1];
+	double l10 = c10->est[EST_LEAST].max, l40 = c40->est[EST_LEAST].max;
+	double worst = rep_crit.max[EST_LEAST];
+	bool clean;
+	FILE *f;
+
+	if (!rep_crit.seen)
+		return;
+	clean = rep_crit.ncontrol == 2 && l10 <= 1.5 * 10000 &&
+		l40 <= 1.25 * 40000;
+	printf("- **by each hold's least of %d readings over the same backlog (table 8): %s** (worst %.1f µs: %s); the control's longest least reading was %.1f µs for 10 µs of work and %.1f µs for 40 µs: %s; by the holds' medians of %d the worst is %.1f µs (%s)\n",
+	       REPEATS, worst <= TARGET_NS ? "met" : "NOT met", worst / 1e3,
+	       rep_crit.what[EST_LEAST], l10 / 1e3, l40 / 1e3, clean ?
+	       "the reading keeps the work and drops the host's interruptions, so this figure is the code's" :
+	       "the control is still far above its work, so this figure carries host noise too",
+	       REPEATS, rep_crit.max[EST_MEDIAN] / 1e3,
+	       rep_crit.what[EST_MEDIAN]);
+	f = json_open("criterion_repeat");
+	fprintf(f, "{\"target_ns\": %d, \"pages\": 1000000, \"repeats\": %d, "
+		"\"worst_least_ns\": %.1f, \"worst_least_what\": \"%s\", "
+		"\"met\": %s, \"worst_median_ns\": %.1f, "
+		"\"worst_median_what\": \"%s\", "
+		"\"control_10us_least_max_ns\": %.1f, "
+		"\"control_40us_least_max_ns\": %.1f, "
+		"\"control_10us_median_max_ns\": %.1f, "
+		"\"control_40us_median_max_ns\": %.1f, "
+		"\"control_clean\": %s}\n", TARGET_NS, REPEATS, worst,
+		rep_crit.what[EST_LEAST], worst <= TARGET_NS ? "true" : "false",
+		rep_crit.max[EST_MEDIAN], rep_crit.what[EST_MEDIAN], l10, l40,
+		c10->est[EST_MEDIAN].max, c40->est[EST_MEDIAN].max,
+		clean ? "true" : "false");
+	json_close(f);
+}
 
 static void print_criterion(void)
 {
@@ -2618,11 +2984,15 @@ static void print_criterion(void)
 	unsigned int i;
 	FILE *f;
 
-	if (!crit_seen) {
+	if (!crit_seen && !rep_crit.seen) {
 		if (wanted_holds)
 			printf("\n## Criterion (issue 14): with 1,000,000 pages tracked, the longest interrupts-off section at most 50 µs on the host CPU\n\nNot measured: this run had no backlog of 1,000,000 pages (--quick stops at 100,000).\n");
 		return;
 	}
+	printf("\n## Criterion (issue 14): with 1,000,000 pages tracked, the longest interrupts-off section at most 50 µs on the host CPU\n\n");
+	rep_criterion();
+	if (!crit_seen)
+		return;
 	for (i = 0; i < ncontrol; i++) {
 		c99 = max(c99, control[i].p99);
 		cp = max(cp, control[i].p999);
@@ -2630,7 +3000,6 @@ static void print_criterion(void)
 	}
 	noisy_max = !ncontrol || cm > TARGET_NS;
 	noisy_p999 = !ncontrol || cp > 2 * work;
-	printf("\n## Criterion (issue 14): with 1,000,000 pages tracked, the longest interrupts-off section at most 50 µs on the host CPU\n\n");
 	printf("Every hold timed at N = 1,000,000 in tables 4 and 5 (probe, phase 1, take, hand-back, end of pass, rmmod, eviction; not phase 1 in one hold, which the module does not do), against the control, a fixed 10 µs computation timed the same way (table 0: p99.9 up to %.1f µs, max up to %.1f µs%s). A set's p99.9 counts only if it has 1,000 holds or more, its p99 100 or more (below that they are its maximum).\n\n",
 	       cp / 1e3, cm / 1e3, ncontrol ? "" : "; not measured: run with noise");
 	printf("- **by p99.9: %s** (worst %.1f µs: %s)%s\n",
@@ -2713,8 +3082,9 @@ static void usage(void)
 		"  --rounds N  rounds per measurement (default 3, 1..12)\n"
 		"  --out DIR   an existing directory for the JSON files (default .)\n"
 		"  --only LIST comma-separated: noise,pages,files,threads,holds,\n"
-		"              evict,steady (memory comes with pages, files and\n"
-		"              holds; the criterion with holds and evict)\n");
+		"              evict,steady,repeat (memory comes with pages,\n"
+		"              files and holds; the criterion with holds, evict\n"
+		"              and repeat)\n");
 	exit(2);
 }
 
@@ -2738,7 +3108,7 @@ static void check_only(const char *only)
 {
 	static const char * const names[] = {
 		"noise", "pages", "files", "threads", "holds", "evict",
-		"steady",
+		"steady", "repeat",
 	};
 	const char *p = only;
 	unsigned int i;
@@ -2850,6 +3220,8 @@ int main(int argc, char **argv)
 		measure_evict(full, nsz);
 	if (wanted(only, "steady"))
 		measure_steady(nfiles, nfs);
+	if (wanted(only, "repeat"))
+		measure_repeat();
 	if (nr_mem_rows)
 		measure_memory();
 	if (wanted(only, "noise")) {

@@ -68,7 +68,7 @@ scale=$root/build/bench-scale-smoke
 rm -rf "$scale"
 if "$root/bench/scale/run.sh" --quick --out "$scale" >"$root/build/bench-scale-smoke.log" 2>&1; then
 	missing=""
-	for f in summary.md tables.md pages.json files.json holds.json evict.json steady.json memory.json plots/holds.png; do
+	for f in summary.md tables.md pages.json files.json holds.json evict.json steady.json repeat.json memory.json plots/holds.png; do
 		[ -s "$scale/$f" ] || missing="$missing $f"
 	done
 	if [ -z "$missing" ] && grep -q '^| 100,000 | files of 4 pages, scattered |' "$scale/tables.md"; then
