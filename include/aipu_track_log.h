@@ -132,7 +132,7 @@ struct aipu_lstats {
  * (ltrack_degrade()) and an umount's park (ltrack_park()), one drain()
  * for all three, so one bound; bench/scale's eviction table times it.
  */
-#define AIPU_DRAIN_BATCH	64
+#define AIPU_DRAIN_BATCH	16
 
 struct aipu_ltrack {
 	struct aipu_wheel wheel;		/* its slots: the caller's */

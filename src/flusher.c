@@ -37,7 +37,7 @@
 #include "aipu_trace.h"
 
 /* Files phase 1 looks at per hold of the device's lock. */
-#define AIPU_SCAN_BATCH 32
+#define AIPU_SCAN_BATCH 8
 /* A device must track nothing this many periods, and this long, to go. */
 #define AIPU_DEV_IDLE_TICKS 30
 #define AIPU_DEV_IDLE_MIN_MS 10000
