@@ -94,6 +94,18 @@ void aipu_moved_free(struct aipu_moved *m);
 
 enum aipu_live_dirty { AIPU_LIVE_NEW, AIPU_LIVE_AGAIN };
 
+/* The directory's slot of the chunk at @base, NULL outside its window. */
+static inline struct aipu_live_chunk **live_dir_slot(struct aipu_live *l,
+						     pgoff_t base)
+{
+	pgoff_t n;
+
+	if (!l->dir || base < l->dir_base)
+		return NULL;
+	n = (base - l->dir_base) / AIPU_LIVE_CHUNK_PAGES;
+	return n < AIPU_LIVE_DIR_SLOTS ? &l->dir->slot[n] : NULL;
+}
+
 /*
  * The chunk holding @index's bit if it is at hand, the one used last or the
  * directory's (made the one used last), inline for the probe; NULL where
@@ -102,17 +114,13 @@ enum aipu_live_dirty { AIPU_LIVE_NEW, AIPU_LIVE_AGAIN };
 static inline struct aipu_live_chunk *live_chunk_near(struct aipu_live *l,
 						      pgoff_t index)
 {
-	pgoff_t base = index - index % AIPU_LIVE_CHUNK_PAGES, n;
-	struct aipu_live_chunk *c = l->hint;
+	pgoff_t base = index - index % AIPU_LIVE_CHUNK_PAGES;
+	struct aipu_live_chunk *c = l->hint, **slot;
 
 	if (c && c->base == base)
 		return c;
-	if (!l->dir || base < l->dir_base)
-		return NULL;
-	n = (base - l->dir_base) / AIPU_LIVE_CHUNK_PAGES;
-	if (n >= AIPU_LIVE_DIR_SLOTS)
-		return NULL;
-	c = l->dir->slot[n];
+	slot = live_dir_slot(l, base);
+	c = slot ? *slot : NULL;
 	if (c)
 		l->hint = c;
 	return c;

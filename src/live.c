@@ -33,17 +33,6 @@ static struct aipu_live_chunk *chunk_of(struct rb_node *n)
 	return rb_entry(n, struct aipu_live_chunk, node);
 }
 
-/* @base's slot in the directory, NULL if there is none or it is outside. */
-static struct aipu_live_chunk **dir_slot(struct aipu_live *l, pgoff_t base)
-{
-	pgoff_t n;
-
-	if (!l->dir || base < l->dir_base)
-		return NULL;
-	n = (base - l->dir_base) / AIPU_LIVE_CHUNK_PAGES;
-	return n < AIPU_LIVE_DIR_SLOTS ? &l->dir->slot[n] : NULL;
-}
-
 /*
  * Give the file a directory of the window holding @base, filled from the
  * tree: at most AIPU_LIVE_DIR_SLOTS chunks are looked at, however many the
@@ -75,7 +64,7 @@ static void dir_make(struct aipu_live *l, pgoff_t base)
 		}
 	}
 	for (n = first; n && chunk_of(n)->base <= end; n = rb_next(n))
-		*dir_slot(l, chunk_of(n)->base) = chunk_of(n);
+		*live_dir_slot(l, chunk_of(n)->base) = chunk_of(n);
 }
 
 /* The chunk at @base in the tree, made (and linked) if @make. */
@@ -123,7 +112,7 @@ static struct aipu_live_chunk *chunk_find(struct aipu_live *l, pgoff_t index,
 
 	if (c)
 		return c;
-	slot = dir_slot(l, base);
+	slot = live_dir_slot(l, base);
 	if (slot && !make)
 		return NULL;	/* the window's slot says: none */
 	c = tree_find(l, base, make);
@@ -138,7 +127,7 @@ static struct aipu_live_chunk *chunk_find(struct aipu_live *l, pgoff_t index,
 
 static void chunk_free(struct aipu_live *l, struct aipu_live_chunk *c)
 {
-	struct aipu_live_chunk **slot = dir_slot(l, c->base);
+	struct aipu_live_chunk **slot = live_dir_slot(l, c->base);
 
 	rb_erase(&c->node, &l->chunks);
 	if (l->hint == c)
