@@ -425,7 +425,7 @@ def plot_repeat(data, plots):
         ax.plot(
             x,
             [us(max(r["least"]["max"], 1)) for r in rs],
-            "o-",
+            marker="o",
             color=f"C{i % 10}",
             ls=("-", "--", ":")[i // 10 % 3],
             lw=0.9,
