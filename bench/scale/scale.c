@@ -3146,7 +3146,6 @@ int main(int argc, char **argv)
 	};
 	unsigned int nsz, nfs, i;
 	const char *only = NULL;
-	bool locked;
 	bool rounds_set = false;
 	double timer;
 	FILE *f;
@@ -3186,15 +3185,6 @@ int main(int argc, char **argv)
 			cpus[i].c[c].size = cache_sizes[c];
 	module_slot = AIPU_SLOT_JIFFIES;
 	slot_width = module_slot;
-	/*
-	 * The kernel's slab is never reclaimed nor its huge mappings split;
-	 * the stand-ins here could be (the host's DAMON pages out idle
-	 * memory, splitting huge pages where there is no swap).
-	 */
-	locked = !mlockall(MCL_CURRENT | MCL_FUTURE);
-	if (!locked)
-		fprintf(stderr, "scale: mlockall: %s: memory left reclaimable\n",
-			strerror(errno));
 	table_init();
 	for (i = 0; i < NDEVS; i++) {
 		pthread_spin_init(&devs[i].lock, PTHREAD_PROCESS_PRIVATE);
@@ -3212,10 +3202,8 @@ int main(int argc, char **argv)
 	       AIPU_HANDBACK_PAGES, AIPU_LTRACK_BYTES_MAX, AIPU_LTRACK_SLOTS,
 	       AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
 	       quick ? "quick" : "full", rounds, timer);
-	printf("The tracker table has the kernel's layout and size (%lu buckets for this host's memory) but not its code (no RCU; trackers freed at once). Queue objects and trackers come from per-CPU free lists mapped and touched before timing (the slab's fast path)%s. A batch or hold during which the thread was switched out or took a page fault (\"disturbed\", read with getrusage() outside the timed window) is counted apart and left out of percentiles and maxima: the kernel holds the lock with interrupts off. Interrupts and the hypervisor's steal are not detected: table 0 measures them.\n",
-	       1UL << table.bits, locked ?
-	       ", the process's memory locked (mlockall) as the slab's is unevictable" :
-	       ", NOT locked (mlockall failed): the host may reclaim or split it");
+	printf("The tracker table has the kernel's layout and size (%lu buckets for this host's memory) but not its code (no RCU; trackers freed at once). Queue objects and trackers come from per-CPU free lists mapped and touched before timing (the slab's fast path). A batch or hold during which the thread was switched out or took a page fault (\"disturbed\", read with getrusage() outside the timed window) is counted apart and left out of percentiles and maxima: the kernel holds the lock with interrupts off. Interrupts and the hypervisor's steal are not detected: table 0 measures them.\n",
+	       1UL << table.bits);
 	fflush(stdout);
 	if (wanted(only, "noise"))
 		measure_noise("before");
@@ -3252,13 +3240,12 @@ int main(int argc, char **argv)
 		"\"period_ms\": %d, \"bytes_max\": %lu, "
 		"\"take_entries\": %d, \"take_pages\": %d, "
 		"\"table_buckets\": %lu, \"timer_ns\": %.1f, "
-		"\"memory_locked\": %s, \"seconds\": %.1f}\n", quick ? "quick" : "full", rounds,
+		"\"seconds\": %.1f}\n", quick ? "quick" : "full", rounds,
 		BATCH, AIPU_SCAN_BATCH, AIPU_DRAIN_BATCH, AIPU_HANDBACK_PAGES,
 		AIPU_HANDBACK_MAX, (unsigned long)AIPU_SLOT_JIFFIES, HZ,
 		AIPU_MAX_AGE_MS, AIPU_PERIOD_MS, AIPU_LTRACK_BYTES_MAX,
 		AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
-		1UL << table.bits, timer, locked ? "true" : "false",
-		(now_ns() - start) / 1e9);
+		1UL << table.bits, timer, (now_ns() - start) / 1e9);
 	json_close(f);
 	fprintf(stderr, "scale: done in %.1f s\n", (now_ns() - start) / 1e9);
 	return 0;
