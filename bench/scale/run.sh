@@ -13,8 +13,8 @@
 #   env.txt      the same facts, one "key: value" a line, with the sha256
 #                of every timed source
 #   *.json       scale's measurements (noise, pages, files, threads, holds,
-#                evict, steady, repeat, memory, criterion,
-#                criterion_repeat, meta)
+#                evict, steady, repeat, first_touch, memory,
+#                criterion, criterion_repeat, meta)
 #   plots/*.png  report.py's plots (the hold plots with the 50 us line)
 #
 # Usage: bench/scale/run.sh [--quick] [--rounds N] [--out DIR] [--only LIST]
