@@ -44,6 +44,7 @@ NAMES = (
     "criterion",
     "repeat",
     "criterion_repeat",
+    "first_touch",
 )
 HOLDS = (
     ("scan", "phase 1"),
@@ -185,7 +186,23 @@ def key_criterion_repeat(data, out):
     )
 
 
+def key_first_touch(data, out):
+    f = data.get("first_touch")
+    if not f:
+        return
+    rows = f["rows"]
+    over = ", ".join(str(r["over_20us"]) for r in rows)
+    medians = ", ".join("%.1f" % us(r["median"]) for r in rows)
+    worst = max(us(r["max"]) for r in rows)
+    out.append(
+        f"- the host's first touch of memory idle {rows[0]['idle_s']:.1f} s (table 0b, not "
+        f"aipu's code): {over} of {rows[0]['pages']} 2-MiB pages over 20 us, medians "
+        f"{medians} us, max {worst:,.0f} us"
+    )
+
+
 def key_criterion(data, out):
+    key_first_touch(data, out)
     key_criterion_repeat(data, out)
     c = data.get("criterion")
     if not c:
