@@ -36,7 +36,11 @@
 #include "aipu_compat.h"
 #include "aipu_trace.h"
 
-/* Files phase 1 looks at per hold of the device's lock. */
+/*
+ * Files phase 1 (and the end of a pass) looks at per hold of the device's
+ * lock: a hold costs its files' cache misses, cold ones in a phase's first
+ * hold (docs/design.md §3, 32 until 2026-11-30).
+ */
 #define AIPU_SCAN_BATCH 8
 /* A device must track nothing this many periods, and this long, to go. */
 #define AIPU_DEV_IDLE_TICKS 30
