@@ -219,7 +219,7 @@ void aipu_mapping_forget(struct aipu_dev *d);
 const void *aipu_tracker_wb(struct aipu_dev *d, struct aipu_ltracker *t);
 enum aipu_pin_result aipu_pin(struct aipu_ltracker *t, struct aipu_pin *p,
 			      enum aipu_pin_how how);
-void aipu_unpin(struct aipu_pin *p);
+void aipu_unpin(struct aipu_pin *p, bool wrote);
 int aipu_mapping_init(void);
 void aipu_mapping_exit(void);
 
@@ -290,6 +290,7 @@ ssize_t aipu_proc_read(const char *path, char *buf, size_t size);
 
 /* handover.c */
 bool aipu_handover_holds(unsigned long mark);
+void aipu_handover_rearm(void);
 void aipu_handover_stop(void);
 
 /* purge.c */

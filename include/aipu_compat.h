@@ -83,7 +83,8 @@ static inline void aipu_inode_sync_clear(struct inode *inode)
  * Start asynchronous (WB_SYNC_NONE) writeback of the pages [start, end) of
  * @m, @end ULONG_MAX meaning to the end of the file, as Linux's own flusher
  * writes; pages locked or already under writeback are skipped.  Returns the
- * pages written, as the writeback_control counts them.
+ * pages written, as the writeback_control counts them, and in *@err what
+ * ->writepages returned (-EIO from a file system shut down, ...).
  *
  * 6.1 and 6.12 export filemap_fdatawrite_wbc().  7.2 made it static
  * (filemap_writeback()); what it exports instead, filemap_flush_range(),
@@ -99,7 +100,8 @@ static inline void aipu_inode_sync_clear(struct inode *inode)
  * in between.
  */
 static inline unsigned long aipu_write_range(struct address_space *m,
-					     pgoff_t start, pgoff_t end)
+					     pgoff_t start, pgoff_t end,
+					     int *err)
 {
 	bool whole = end == ULONG_MAX;
 	struct writeback_control wbc = {
@@ -110,14 +112,15 @@ static inline unsigned long aipu_write_range(struct address_space *m,
 	};
 	long budget = wbc.nr_to_write;
 
+	*err = 0;
 #ifdef AIPU_HAVE_FILEMAP_FDATAWRITE_WBC
-	filemap_fdatawrite_wbc(m, &wbc);
+	*err = filemap_fdatawrite_wbc(m, &wbc);
 #else
 	if (!mapping_can_writeback(m) || !m->a_ops->writepages ||
 	    !mapping_tagged(m, PAGECACHE_TAG_DIRTY))
 		return 0;
 	wbc_attach_fdatawrite_inode(&wbc, m->host);
-	m->a_ops->writepages(m, &wbc);
+	*err = m->a_ops->writepages(m, &wbc);
 	wbc_detach_inode(&wbc);
 #endif
 	return budget - wbc.nr_to_write;

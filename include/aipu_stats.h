@@ -35,6 +35,7 @@ struct aipu_stats {
 	u64 lock_hold_max_ns;	/* longest hold of the device's lock */
 	u64 wb_takes;		/* takes issued by a cgroup context's worker */
 	u64 wb_full;		/* put back: their context had its takes out */
+	u64 pages_refused;	/* still dirty after ->writepages failed */
 };
 
 #define AIPU_HIST_BUCKETS 16	/* 0, 1, 2-3, 4-7, ..., >= 16384 */

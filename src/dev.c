@@ -236,6 +236,7 @@ static void stats_add(struct aipu_stats *sum, const struct aipu_stats *s)
 	sum->times_written += s->times_written;
 	sum->wb_takes += s->wb_takes;
 	sum->wb_full += s->wb_full;
+	sum->pages_refused += s->pages_refused;
 	sum->lock_hold_max_ns = max(sum->lock_hold_max_ns, s->lock_hold_max_ns);
 }
 

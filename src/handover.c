@@ -26,6 +26,16 @@
  * The look takes each super block's s_umount shared, so it is a work item
  * of its own: an umount stuck on a dead device delays the end of the
  * handover, never a device's flusher or the tick.
+ *
+ * The same walk hands Linux's periodic writeback back (aipu_handover_rearm()):
+ * with dirty_writeback_interval 0 a writeback context's worker stops
+ * re-arming its timer, and the sysctl's handler, which would wake them, does
+ * so with wakeup_flusher_threads(WB_REASON_PERIODIC): writeback of every
+ * dirty page on every device, young ones too.  policy.c restores the
+ * interval itself, and each context with dirty inodes gets its timer back
+ * as wb_wakeup_delayed() sets it: its next kupdate pass, one interval from
+ * now, writes the inodes older than dirty_expire_interval, as Linux's own
+ * next pass would have.
  */
 #include <linux/backing-dev.h>
 #include <linux/blkdev.h>
@@ -45,10 +55,13 @@
 struct look {
 	unsigned long oldest;	/* dirtied_when of the oldest inode seen */
 	bool found;
+	bool rearm;		/* aipu_handover_rearm()'s walk */
 };
 
 static void look_fn(struct work_struct *w);
 static DECLARE_DELAYED_WORK(look_work, look_fn);
+static void rearm_fn(struct work_struct *w);
+static DECLARE_WORK(rearm_work, rearm_fn);
 
 /* The last look's answer, and when it began. */
 static DEFINE_SPINLOCK(answer_lock);
@@ -71,6 +84,27 @@ static void note_tail(struct look *l, struct list_head *list)
 					i_io_list)->dirtied_when);
 }
 
+/*
+ * @wb's periodic writeback armed as wb_wakeup_delayed() (not exported) arms
+ * it, if @wb has dirty inodes: queued on bdi_wq (not exported either, but
+ * recorded in the work by every queueing of it, and a context with dirty
+ * inodes has been queued: __mark_inode_dirty() does it), unless pending.
+ */
+static void wb_rearm(struct bdi_writeback *wb)
+{
+	unsigned long timeout;
+	struct workqueue_struct *wq;
+
+	timeout = msecs_to_jiffies(READ_ONCE(dirty_writeback_interval) * 10);
+	if (!timeout || !wb_has_dirty_io(wb))
+		return;
+	spin_lock_irq(&wb->work_lock);
+	wq = READ_ONCE(wb->dwork.wq);
+	if (wq && test_bit(WB_registered, &wb->state))
+		queue_delayed_work(wq, &wb->dwork, timeout);
+	spin_unlock_irq(&wb->work_lock);
+}
+
 /* Every writeback context of @bdi: the root one and each cgroup's. */
 static void look_bdi(struct look *l, struct backing_dev_info *bdi)
 {
@@ -83,7 +117,24 @@ static void look_bdi(struct look *l, struct backing_dev_info *bdi)
 		note_tail(l, &wb->b_io);
 		note_tail(l, &wb->b_more_io);
 		spin_unlock(&wb->list_lock);
+		if (l->rearm)
+			wb_rearm(wb);
 	}
+	rcu_read_unlock();
+}
+
+/*
+ * The devices aipu has a queue for: their raw block devices' contexts,
+ * which no super block's walk reaches.  Under RCU a listed device's bdi
+ * is valid (reap() puts it a grace period after the unlisting).
+ */
+static void rearm_devices(struct look *l)
+{
+	struct aipu_dev *d;
+
+	rcu_read_lock();
+	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d))
+		look_bdi(l, d->bdi);
 	rcu_read_unlock();
 }
 
@@ -153,6 +204,24 @@ static bool look_all(struct look *l)
 	return n > 0;
 }
 
+static void rearm_fn(struct work_struct *w)
+{
+	struct look l = { .rearm = true };
+
+	look_all(&l);
+	rearm_devices(&l);
+}
+
+/*
+ * Process context, dirty_writeback_interval just restored: arm Linux's
+ * periodic writeback of every writeback context with dirty inodes, soon,
+ * from a work item (the walk takes every super block's s_umount).
+ */
+void aipu_handover_rearm(void)
+{
+	queue_work(system_unbound_wq, &rearm_work);
+}
+
 static void look_fn(struct work_struct *w)
 {
 	unsigned long began = jiffies;
@@ -189,8 +258,12 @@ bool aipu_handover_holds(unsigned long mark)
 	return holds;
 }
 
-/* No look runs once this returns; the caller asks for none after. */
+/*
+ * No look runs once this returns, and a re-arm asked for has run; the
+ * caller asks for neither after.
+ */
 void aipu_handover_stop(void)
 {
 	cancel_delayed_work_sync(&look_work);
+	flush_work(&rearm_work);
 }

@@ -37,7 +37,7 @@
  * device's counters in one hold at the end.
  */
 struct outcome {
-	unsigned long written, clean, meta, retried, late;
+	unsigned long written, clean, meta, retried, late, refused;
 	unsigned long age[AIPU_AGE_BUCKETS];	/* written, by age */
 	unsigned long uncounted;		/* in @age, not yet in stat */
 };
@@ -93,7 +93,8 @@ static void handback_add(struct handback *h, pgoff_t index, unsigned long nr,
 
 /*
  * Hand back taken pages [start, end) first dirtied at @time or later: those
- * still dirty to be retried, the rest done.  Returns how many are dirty,
+ * still dirty to be retried at @retry (@time, or later for a file system
+ * that refused them), the rest done.  Returns how many are dirty,
  * including those dirtied again meanwhile, which have newer entries (the
  * queue gives them no retry).  The folio's dirty flag, not the dirty tag,
  * decides: the probe fires after the flag is set but before the tag is, and
@@ -102,7 +103,8 @@ static void handback_add(struct handback *h, pgoff_t index, unsigned long nr,
  */
 static unsigned long handback_range(struct handback *h,
 				    struct address_space *m, pgoff_t start,
-				    pgoff_t end, unsigned long time)
+				    pgoff_t end, unsigned long time,
+				    unsigned long retry)
 {
 	pgoff_t idx = start, pos = start;
 	unsigned long dirty = 0;
@@ -120,7 +122,7 @@ static unsigned long handback_range(struct handback *h,
 				continue;
 			if (fs > pos)
 				handback_add(h, pos, fs - pos, time, false);
-			handback_add(h, fs, fe - fs, time, true);
+			handback_add(h, fs, fe - fs, retry, true);
 			dirty += fe - fs;
 			pos = fe;
 		}
@@ -146,15 +148,15 @@ static unsigned long declined(struct aipu_ltracker *t)
 
 /*
  * Write pages [start, end) of @m, first dirtied at @time or later; returns
- * how many went to writeback.
+ * how many went to writeback, and in *@err what the file system said.
  */
 static unsigned long write_range(struct aipu_dev *d, struct aipu_ltracker *t,
 				 struct address_space *m, pgoff_t start,
-				 pgoff_t end, unsigned long time)
+				 pgoff_t end, unsigned long time, int *err)
 {
 	unsigned long before = declined(t), written;
 
-	written = aipu_write_range(m, start, end);
+	written = aipu_write_range(m, start, end, err);
 	written -= min(written, declined(t) - before);
 	aipu_trace_issue(d, m, start, end, written, time);
 	if (written && READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
@@ -182,19 +184,37 @@ static unsigned long late_pages(unsigned long time, unsigned long written,
 	return written;
 }
 
+/*
+ * When pages a file system refused (->writepages failed: a shut-down or
+ * read-only file system, a dead device) are tried again: not next period,
+ * which would write to it, and count, every page every second for ever,
+ * but one max_age from now, as Linux's redirty_tail() gives such an inode a
+ * new dirtied_when and so waits one dirty_expire_interval.
+ */
+static unsigned long refused_retry(void)
+{
+	return jiffies;
+}
+
 /* One merged extent of a batch, its inode pinned. */
 static void issue_extent(struct handback *h, struct address_space *m,
 			 const struct aipu_extent *x, bool write,
 			 unsigned long taken, struct outcome *o)
 {
 	pgoff_t start = x->index, end = x->index + x->nr;
-	unsigned long written = 0, dirty;
+	unsigned long written = 0, dirty, retry = x->time;
+	int err = 0;
 
 	if (write)
-		written = write_range(h->d, h->hb.t, m, start, end, x->time);
-	dirty = handback_range(h, m, start, end, x->time);
+		written = write_range(h->d, h->hb.t, m, start, end, x->time,
+				      &err);
+	if (err < 0)
+		retry = refused_retry();
+	dirty = handback_range(h, m, start, end, x->time, retry);
 	outcome_written(o, written, x->time);
 	o->retried += dirty;
+	if (err < 0)
+		o->refused += dirty;
 	o->late += late_pages(x->time, written, taken);
 	if (x->nr > written + dirty)
 		o->clean += x->nr - written - dirty;
@@ -289,7 +309,7 @@ unsigned long aipu_issue_batch(struct aipu_dev *d, struct aipu_ltracker *t,
 	case AIPU_PIN_OK:
 		write_extents(&h, &p, x, n, write, taken);
 		handback_flush(&h);
-		aipu_unpin(&p);
+		aipu_unpin(&p, write);
 		break;
 	case AIPU_PIN_UNMOUNTING:
 		park(d, t, batch_time(x, n));
@@ -308,6 +328,7 @@ unsigned long aipu_issue_batch(struct aipu_dev *d, struct aipu_ltracker *t,
 		d->st.pages_retried += o.retried;
 	d->st.pages_clean += o.clean;
 	d->st.pages_late += o.late;
+	d->st.pages_refused += o.refused;
 	ltrack_put(&d->tr, t);
 	aipu_dev_unlock(d, flags);
 	return o.written;
@@ -318,10 +339,11 @@ static bool issue_whole(struct aipu_dev *d, struct aipu_lentry *e,
 			bool write, struct outcome *o)
 {
 	struct address_space *m = (struct address_space *)e->t->key;
+	int err = 0;
 
 	if (write)
 		outcome_written(o, write_range(d, e->t, m, 0, ULONG_MAX,
-					       e->time), e->time);
+					       e->time, &err), e->time);
 	/*
 	 * Pages dirtied again since have entries of their own; one that stayed
 	 * dirty (declined, locked) is bounded by this entry, put back at its
@@ -363,7 +385,7 @@ unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
 	case AIPU_PIN_OK:
 		again = meta ? issue_meta(d, e, p.inode, write, &o) :
 			       issue_whole(d, e, write, &o);
-		aipu_unpin(&p);
+		aipu_unpin(&p, write && !meta);
 		break;
 	case AIPU_PIN_BUSY:
 	case AIPU_PIN_UNMOUNTING:

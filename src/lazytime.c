@@ -65,7 +65,7 @@ static void times_one(struct aipu_dev *d, struct aipu_lentry *r,
 			dirty = aipu_inode_state(p.inode) & I_DIRTY_TIME;
 			written = !dirty;
 		}
-		aipu_unpin(&p);
+		aipu_unpin(&p, false);
 		break;
 	case AIPU_PIN_BUSY:
 	case AIPU_PIN_UNMOUNTING:

@@ -225,16 +225,21 @@ static enum aipu_pin_result pin_sync(struct aipu_pin *p, struct inode *inode)
 	return res;
 }
 
-/* A reference: sync_inode_metadata() skips an inode with I_SYNC set. */
-static enum aipu_pin_result pin_ref(struct aipu_pin *p, struct inode *inode)
+/*
+ * A reference: sync_inode_metadata() skips an inode with I_SYNC set.  An
+ * inode still being set up by its creator is not ours to write yet: its
+ * reference goes back in *@put, for an iput() outside the RCU read section
+ * (an iput() may sleep).
+ */
+static enum aipu_pin_result pin_ref(struct aipu_pin *p, struct inode *inode,
+				    struct inode **put)
 {
 	p->inode = igrab(inode);
 	p->sync = false;
 	if (!p->inode)
 		return AIPU_PIN_GONE;
-	/* Still being set up by its creator: not ours to write yet. */
 	if (aipu_inode_state(p->inode) & I_NEW) {
-		iput(p->inode);
+		*put = p->inode;
 		p->inode = NULL;
 		return AIPU_PIN_BUSY;
 	}
@@ -252,6 +257,31 @@ const void *aipu_tracker_wb(struct aipu_dev *d, struct aipu_ltracker *t)
 }
 
 /*
+ * No reference is taken on a frozen super block: the last iput() of an
+ * inode unlinked meanwhile would evict it in sb_start_intwrite(), waiting
+ * for a thaw that waits for our s_umount.  Its metadata is clean anyway
+ * (freeze_super() synced it).  Held shared, s_umount keeps a freeze that
+ * has not frozen yet from getting past SB_FREEZE_WRITE (it takes s_umount
+ * exclusive for the later levels), so the answer holds while we write.
+ */
+static bool sb_frozen(struct super_block *sb)
+{
+	return READ_ONCE(sb->s_writers.frozen) != SB_UNFROZEN;
+}
+
+/* s_umount held shared: pin @inode as @how says. */
+static enum aipu_pin_result pin_inode(struct aipu_pin *p, struct inode *inode,
+				      enum aipu_pin_how how, struct inode **put)
+{
+	if (!aipu_sb_usable(p->sb))
+		return AIPU_PIN_GONE;
+	if (how == AIPU_PIN_REF && sb_frozen(p->sb))
+		return AIPU_PIN_BUSY;
+	return how == AIPU_PIN_SYNC ? pin_sync(p, inode) :
+				      pin_ref(p, inode, put);
+}
+
+/*
  * Pin @t's inode (@how: I_SYNC for data, a reference for metadata) and take
  * its super block's s_umount, shared, so neither eviction nor umount can
  * pull the mapping away while we write.  A tracker seen alive under its
@@ -264,8 +294,8 @@ enum aipu_pin_result aipu_pin(struct aipu_ltracker *t, struct aipu_pin *p,
 {
 	struct aipu_dev *d = aipu_tracker_dev(t);
 	enum aipu_pin_result res = AIPU_PIN_GONE;
+	struct inode *inode, *put = NULL;
 	unsigned long flags;
-	struct inode *inode;
 	bool alive;
 
 	rcu_read_lock();
@@ -277,45 +307,71 @@ enum aipu_pin_result aipu_pin(struct aipu_ltracker *t, struct aipu_pin *p,
 		p->sb = inode->i_sb;
 		res = AIPU_PIN_UNMOUNTING;
 		if (down_read_trylock(&p->sb->s_umount)) {
-			res = !aipu_sb_usable(p->sb) ? AIPU_PIN_GONE :
-			      how == AIPU_PIN_SYNC ? pin_sync(p, inode) :
-						     pin_ref(p, inode);
-			if (res != AIPU_PIN_OK)
+			res = pin_inode(p, inode, how, &put);
+			if (res != AIPU_PIN_OK && !put)
 				up_read(&p->sb->s_umount);
 		}
 	}
 	rcu_read_unlock();
+	if (put) {
+		/* An iput() may sleep; the reference may not outlive umount. */
+		iput(put);
+		up_read(&p->sb->s_umount);
+	}
 	return res;
 }
 
 /*
- * Clear I_SYNC as inode_sync_complete() does.  It also puts a clean, unused
- * inode on the LRU (inode_add_lru(), not exported): an iput() that found
- * I_SYNC set while we wrote left it off.  Taking and dropping a reference
- * does the same: the inode is not being evicted (checked under i_lock, as
- * igrab() does, so it cannot be freed before the reference is ours), so
- * that last iput() only files it on the LRU, as the skipped one would have.
+ * Clear I_SYNC as inode_sync_complete() does, and leave the inode's dirty
+ * state and lists as writeback_single_inode() leaves them.
+ *
+ * Only __writeback_single_inode() clears I_DIRTY_PAGES, and aipu writes
+ * pages with ->writepages: an inode whose pages it wrote would stay on the
+ * device's b_dirty with its first dirtied_when, never on the inode LRU, and
+ * look expired to Linux's next periodic writeback.  So, @wrote and the
+ * inode's own metadata clean (else aipu's metadata entry writes it in time,
+ * with the same call), sync_inode_metadata(inode, 0) does the kernel's own
+ * bookkeeping and nothing else: I_DIRTY_PAGES cleared unless a page is
+ * still dirty, the inode off b_dirty when clean (inode_cgwb_move_to_attached())
+ * or back at b_dirty's head with a new dirtied_when when not
+ * (redirty_tail_locked()), and its lazytime timestamps to b_dirty_time.
+ * It takes a reference (it may not run on an unused inode); the last
+ * iput() of a clean, unused inode files it on the LRU (inode_add_lru(),
+ * not exported, which an iput() that found I_SYNC set while we wrote left
+ * undone).  An inode being evicted is not touched: igrab()'s test, under
+ * i_lock, so it cannot be freed before the reference is ours.  Not on a
+ * frozen super block (sb_frozen()), where nothing is dirty, and where the
+ * last iput() of an inode unlinked meanwhile would wait for a thaw.  The
+ * LRU's reference is never the last of an unlinked inode: that one's
+ * last iput() set I_FREEING and waits for I_SYNC in evict().
  */
-static void unpin_sync(struct inode *inode)
+static void unpin_sync(struct inode *inode, bool wrote)
 {
-	bool unused;
+	unsigned long state;
+	bool settle, unused;
 
 	spin_lock(&inode->i_lock);
 	aipu_inode_sync_clear(inode);
+	state = aipu_inode_state(inode);
+	settle = wrote && !sb_frozen(inode->i_sb) && (state & I_DIRTY_PAGES) &&
+		 !(state & (I_DIRTY_INODE | I_SYNC | I_NEW | I_FREEING |
+			    I_WILL_FREE));
 	unused = !atomic_read(&inode->i_count) &&
-		 !(aipu_inode_state(inode) &
-		   (I_DIRTY_ALL | I_FREEING | I_WILL_FREE));
-	if (unused)
+		 !(state & (I_DIRTY_ALL | I_FREEING | I_WILL_FREE));
+	if (settle || unused)
 		__iget(inode);
 	spin_unlock(&inode->i_lock);
-	if (unused)
+	if (settle)
+		sync_inode_metadata(inode, 0);
+	if (settle || unused)
 		iput(inode);
 }
 
-void aipu_unpin(struct aipu_pin *p)
+/* @wrote: aipu wrote pages of the inode under this pin. */
+void aipu_unpin(struct aipu_pin *p, bool wrote)
 {
 	if (p->sync)
-		unpin_sync(p->inode);
+		unpin_sync(p->inode, wrote);
 	else
 		iput(p->inode);
 	up_read(&p->sb->s_umount);

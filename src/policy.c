@@ -34,9 +34,6 @@
 /* Linux's default bound, dirty_expire 30 s + dirty_writeback 5 s, + slack. */
 #define AIPU_UNTRACKED_MS 40000
 
-/* Relative to the initial namespaces' root, see aipu_proc_open(). */
-#define KUPDATE_SYSCTL "proc/sys/vm/dirty_writeback_centisecs"
-
 /* When the probes began to see every dirtying, and the last they missed. */
 static unsigned long watched_from, untracked_at;
 static bool untracked_seen;
@@ -298,27 +295,19 @@ unsigned long aipu_handover_left_ms(void)
 }
 
 /*
- * Through the sysctl file when we can: its handler wakes the flusher
- * threads, without which a restored interval only takes effect the next
- * time an inode is dirtied.
+ * The variable itself (exported), not through its sysctl file: the file's
+ * handler follows a new non-zero value with
+ * wakeup_flusher_threads(WB_REASON_PERIODIC), which starts writeback of
+ * every dirty page on every device, the burst an update policy exists to
+ * prevent.  Restored, Linux's periodic writeback is armed again as its own
+ * dirtying would arm it (src/handover.c): pages younger than
+ * dirty_expire_centisecs stay dirty until that expiry takes them.
  */
 static void kupdate_set(unsigned int centisecs)
 {
-	char buf[16];
-	struct file *f;
-	loff_t pos = 0;
-	int len;
-
-	len = scnprintf(buf, sizeof(buf), "%u\n", centisecs);
-	f = aipu_proc_open(KUPDATE_SYSCTL, O_WRONLY);
-	if (!IS_ERR(f)) {
-		if (kernel_write(f, buf, len, &pos) == len) {
-			filp_close(f, NULL);
-			return;
-		}
-		filp_close(f, NULL);
-	}
 	WRITE_ONCE(dirty_writeback_interval, centisecs);
+	if (centisecs)
+		aipu_handover_rearm();
 }
 
 /* Process context: the flusher each period, sysfs stores, module exit. */
@@ -350,13 +339,17 @@ bool aipu_kupdate_is_off(void)
 void aipu_policy_init(void)
 {
 	watched_from = jiffies;
-	aipu_kupdate_update();
 }
 
-/* The probes are in: what is dirtied from now on, aipu sees. */
+/*
+ * The probes are in: what is dirtied from now on, aipu sees, and only now
+ * may Linux's periodic writeback go off (with handover_ms 0, at once): a
+ * page dirtied before would be neither tracked nor periodically written.
+ */
 void aipu_policy_watching(void)
 {
 	WRITE_ONCE(watched_from, jiffies);
+	aipu_kupdate_update();
 }
 
 void aipu_policy_exit(void)

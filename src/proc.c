@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * aipu: /proc as the initial namespaces see it.  aipu reads and sets
- * Linux's writeback sysctls (policy.c, lazytime.c) and lists the file
- * system types (handover.c) for the whole machine, whoever wrote the knob
- * that made it look.
+ * aipu: /proc as the initial namespaces see it.  aipu reads Linux's
+ * writeback sysctls (lazytime.c) and lists the file system types
+ * (handover.c) for the whole machine, whoever wrote the knob that made it
+ * look.
  */
 #include <linux/fs.h>
 #include <linux/fs_struct.h>

@@ -151,7 +151,7 @@ static bool purge_try(struct aipu_dev *d, struct purge *p)
 	switch (aipu_pin(p->t, &pin, AIPU_PIN_SYNC)) {
 	case AIPU_PIN_OK:
 		done = purge_one(d, p, (struct address_space *)p->t->key);
-		aipu_unpin(&pin);
+		aipu_unpin(&pin, false);
 		return done;
 	case AIPU_PIN_BUSY:
 	case AIPU_PIN_UNMOUNTING:

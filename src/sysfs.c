@@ -95,6 +95,7 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 	EMIT("pages_fast", s.pages_fast);
 	EMIT("wb_takes", s.wb_takes);
 	EMIT("wb_full", s.wb_full);
+	EMIT("pages_refused", s.pages_refused);
 #undef EMIT
 	return n;
 }
