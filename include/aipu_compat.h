@@ -80,9 +80,10 @@ static inline void aipu_inode_sync_clear(struct inode *inode)
 #endif
 
 /*
- * Start asynchronous (WB_SYNC_NONE) writeback of the pages [start, end) of
- * @m, @end ULONG_MAX meaning to the end of the file, as Linux's own flusher
- * writes; pages locked or already under writeback are skipped.  Returns the
+ * Start asynchronous (WB_SYNC_NONE) writeback of at most @nr of the pages
+ * [start, end) of @m, @end ULONG_MAX meaning to the end of the file, as
+ * Linux's own flusher writes; pages locked or already under writeback are
+ * skipped.  Returns the
  * pages written, as the writeback_control counts them, and in *@err what
  * ->writepages returned (-EIO from a file system shut down, ...).
  *
@@ -101,12 +102,12 @@ static inline void aipu_inode_sync_clear(struct inode *inode)
  */
 static inline unsigned long aipu_write_range(struct address_space *m,
 					     pgoff_t start, pgoff_t end,
-					     int *err)
+					     unsigned long nr, int *err)
 {
 	bool whole = end == ULONG_MAX;
 	struct writeback_control wbc = {
 		.sync_mode = WB_SYNC_NONE,
-		.nr_to_write = whole ? LONG_MAX : end - start,
+		.nr_to_write = min_t(unsigned long, nr, LONG_MAX),
 		.range_start = (loff_t)start << PAGE_SHIFT,
 		.range_end = whole ? LLONG_MAX : ((loff_t)end << PAGE_SHIFT) - 1,
 	};

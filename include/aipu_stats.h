@@ -36,6 +36,7 @@ struct aipu_stats {
 	u64 wb_takes;		/* takes issued by a cgroup context's worker */
 	u64 wb_full;		/* put back: their context had its takes out */
 	u64 pages_refused;	/* still dirty after ->writepages failed */
+	u64 pages_foreign;	/* of mappings not their host's own: not tracked */
 };
 
 #define AIPU_HIST_BUCKETS 16	/* 0, 1, 2-3, 4-7, ..., >= 16384 */

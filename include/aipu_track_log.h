@@ -69,6 +69,7 @@ struct aipu_lentry {
 	struct list_head lru;		/* timestamps: on the device's list */
 	struct aipu_ltracker *t;
 	unsigned long time;
+	unsigned long again_time;	/* whole: oldest dirtying while ISSUING */
 	u8 kind, state;
 	bool again;			/* dirtied while ISSUING: see done */
 };
@@ -226,6 +227,7 @@ void ltrack_handback_add(struct aipu_handback *h, pgoff_t index,
 			 void (*flush)(struct aipu_handback *h));
 void ltrack_handback(struct aipu_ltrack *tr, struct aipu_handback *h);
 void ltrack_requeue_entry(struct aipu_ltrack *tr, struct aipu_lentry *e);
+void ltrack_requeue_whole_since(struct aipu_ltrack *tr, struct aipu_lentry *e);
 void ltrack_done_entry(struct aipu_ltrack *tr, struct aipu_lentry *e);
 void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t);
 bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget);

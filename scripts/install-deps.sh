@@ -16,7 +16,7 @@ command -v apt-get >/dev/null || die "this script expects Debian 12 (apt-get not
 export DEBIAN_FRONTEND=noninteractive
 
 stamp=/var/lib/aipu-deps.stamp
-want_version=7
+want_version=8
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_version" ] &&
 	command -v vng >/dev/null && command -v ruff >/dev/null && command -v nbdkit >/dev/null &&
 	command -v dkms >/dev/null && command -v bpftrace >/dev/null && command -v trace-cmd >/dev/null &&
@@ -40,7 +40,7 @@ apt-get install -y -qq --no-install-recommends \
 	"linux-image-${k612}-unsigned" "linux-headers-${k612}" \
 	linux-source-6.1 \
 	qemu-system-x86 qemu-utils nbdkit \
-	fio blktrace e2fsprogs xfsprogs dosfstools exfatprogs util-linux procps \
+	fio blktrace e2fsprogs xfsprogs dosfstools exfatprogs gfs2-utils util-linux procps \
 	busybox-static sparse shellcheck \
 	dkms bpftrace trace-cmd linux-perf xz-utils debian-archive-keyring \
 	python3-numpy python3-matplotlib \

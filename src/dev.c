@@ -237,6 +237,7 @@ static void stats_add(struct aipu_stats *sum, const struct aipu_stats *s)
 	sum->wb_takes += s->wb_takes;
 	sum->wb_full += s->wb_full;
 	sum->pages_refused += s->pages_refused;
+	sum->pages_foreign += s->pages_foreign;
 	sum->lock_hold_max_ns = max(sum->lock_hold_max_ns, s->lock_hold_max_ns);
 }
 

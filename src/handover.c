@@ -35,10 +35,11 @@
  * interval itself, and each context with dirty inodes gets its timer back
  * as wb_wakeup_delayed() sets it: its next kupdate pass, one interval from
  * now, writes the inodes older than dirty_expire_interval, as Linux's own
- * next pass would have.
+ * next pass would have.  That takes two walks: the first finds bdi_wq.
  */
 #include <linux/backing-dev.h>
 #include <linux/blkdev.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/rculist.h>
@@ -51,11 +52,20 @@
 #include "aipu_compat.h"
 
 #define FILESYSTEMS "proc/filesystems"	/* from init's root, as sysctls */
+#define KUPDATE_SYSCTL "proc/sys/vm/dirty_writeback_centisecs"
+
+enum look_mode {
+	LOOK_OLDEST,		/* the handover's question */
+	LOOK_WQ,		/* the re-arm's walks: find bdi_wq, */
+	LOOK_KICK,		/* have file systems' contexts arm themselves, */
+	LOOK_REARM,		/* arm the rest */
+};
 
 struct look {
+	enum look_mode mode;
 	unsigned long oldest;	/* dirtied_when of the oldest inode seen */
 	bool found;
-	bool rearm;		/* aipu_handover_rearm()'s walk */
+	struct workqueue_struct *wq;	/* bdi_wq, once a context shows it */
 };
 
 static void look_fn(struct work_struct *w);
@@ -86,23 +96,74 @@ static void note_tail(struct look *l, struct list_head *list)
 
 /*
  * @wb's periodic writeback armed as wb_wakeup_delayed() (not exported) arms
- * it, if @wb has dirty inodes: queued on bdi_wq (not exported either, but
- * recorded in the work by every queueing of it, and a context with dirty
- * inodes has been queued: __mark_inode_dirty() does it), unless pending.
+ * it, if @wb has dirty inodes and it is not pending already: on bdi_wq, the
+ * one workqueue every context's work is queued on (not exported either).
+ * A delayed queueing records its queue in the work (dwork.wq), so any
+ * context armed before by Linux (with a non-zero interval: the root file
+ * system's device since boot, in practice) shows it; one queued only with
+ * interval 0 was queued at once, which records nothing.
  */
-static void wb_rearm(struct bdi_writeback *wb)
+static void wb_rearm(struct bdi_writeback *wb, struct workqueue_struct *wq)
 {
 	unsigned long timeout;
-	struct workqueue_struct *wq;
 
 	timeout = msecs_to_jiffies(READ_ONCE(dirty_writeback_interval) * 10);
 	if (!timeout || !wb_has_dirty_io(wb))
 		return;
 	spin_lock_irq(&wb->work_lock);
-	wq = READ_ONCE(wb->dwork.wq);
-	if (wq && test_bit(WB_registered, &wb->state))
+	if (test_bit(WB_registered, &wb->state))
 		queue_delayed_work(wq, &wb->dwork, timeout);
 	spin_unlock_irq(&wb->work_lock);
+}
+
+static void look_wb(struct look *l, struct bdi_writeback *wb)
+{
+	switch (l->mode) {
+	case LOOK_OLDEST:
+		spin_lock(&wb->list_lock);
+		note_tail(l, &wb->b_dirty);
+		note_tail(l, &wb->b_io);
+		note_tail(l, &wb->b_more_io);
+		spin_unlock(&wb->list_lock);
+		break;
+	case LOOK_WQ:
+		if (!l->wq)
+			l->wq = READ_ONCE(wb->dwork.wq);
+		break;
+	case LOOK_REARM:
+		wb_rearm(wb, l->wq);
+		break;
+	case LOOK_KICK:
+		break;
+	}
+}
+
+/* Some context of @bdi has dirty inodes and its worker is not running. */
+static bool bdi_idle_dirty(struct backing_dev_info *bdi)
+{
+	struct bdi_writeback *wb;
+	bool idle = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(wb, &bdi->wb_list, bdi_node)
+		if (wb_has_dirty_io(wb) && !writeback_in_progress(wb))
+			idle = true;
+	rcu_read_unlock();
+	return idle;
+}
+
+/*
+ * @sb's s_umount held shared (iterate_supers_type()).  No context shows
+ * bdi_wq: have the kernel queue an empty writeback work on each of @sb's
+ * contexts with dirty inodes (exported, and it knows its queue).  Its
+ * worker then does Linux's kupdate pass (only inodes older than
+ * dirty_expire_interval: its last was long ago) and arms its timer with a
+ * delay, which records the queue.  A running worker arms it when done.
+ */
+static void kick_sb(struct super_block *sb)
+{
+	if (bdi_idle_dirty(sb->s_bdi))
+		writeback_inodes_sb_nr(sb, 0, WB_REASON_PERIODIC);
 }
 
 /* Every writeback context of @bdi: the root one and each cgroup's. */
@@ -111,15 +172,8 @@ static void look_bdi(struct look *l, struct backing_dev_info *bdi)
 	struct bdi_writeback *wb;
 
 	rcu_read_lock();
-	list_for_each_entry_rcu(wb, &bdi->wb_list, bdi_node) {
-		spin_lock(&wb->list_lock);
-		note_tail(l, &wb->b_dirty);
-		note_tail(l, &wb->b_io);
-		note_tail(l, &wb->b_more_io);
-		spin_unlock(&wb->list_lock);
-		if (l->rearm)
-			wb_rearm(wb);
-	}
+	list_for_each_entry_rcu(wb, &bdi->wb_list, bdi_node)
+		look_wb(l, wb);
 	rcu_read_unlock();
 }
 
@@ -160,7 +214,11 @@ static void look_sb(struct super_block *sb, void *arg)
 {
 	struct look *l = arg;
 
-	if (sb->s_bdi && sb->s_bdi != &noop_backing_dev_info)
+	if (!sb->s_bdi || sb->s_bdi == &noop_backing_dev_info)
+		return;
+	if (l->mode == LOOK_KICK)
+		kick_sb(sb);
+	else
 		look_bdi(l, sb->s_bdi);
 }
 
@@ -200,16 +258,67 @@ static bool look_all(struct look *l)
 	while (n > 0 && (line = strsep(&p, "\n")) && p)
 		look_type(l, line);
 	kfree(buf);
-	look_bdev_inodes(l);
+	if (l->mode == LOOK_OLDEST)
+		look_bdev_inodes(l);
 	return n > 0;
 }
 
+/* Both walks: every super block's device, and the devices aipu queues for. */
+static void look_wbs(struct look *l, enum look_mode mode)
+{
+	l->mode = mode;
+	look_all(l);
+	rearm_devices(l);
+}
+
+/*
+ * No context shows bdi_wq, even after the kick (only raw block devices
+ * have dirty inodes, and no context was armed with a non-zero interval
+ * since boot): the sysctl's handler wakes them, with writeback of
+ * everything dirty, as Linux's own sysctl write does.
+ */
+static void rearm_by_sysctl(void)
+{
+	unsigned int cs = READ_ONCE(dirty_writeback_interval);
+	char buf[16];
+	struct file *f;
+	loff_t pos = 0;
+	int len;
+
+	pr_warn_once("no writeback context shows bdi_wq: periodic writeback restored through vm.dirty_writeback_centisecs, which starts writeback of all dirty data\n");
+	len = scnprintf(buf, sizeof(buf), "%u\n", cs);
+	f = aipu_proc_open(KUPDATE_SYSCTL, O_WRONLY);
+	if (IS_ERR(f))
+		return;
+	/* The handler wakes the flusher threads only for a changed value. */
+	WRITE_ONCE(dirty_writeback_interval, 0);
+	if (kernel_write(f, buf, len, &pos) != len)
+		WRITE_ONCE(dirty_writeback_interval, cs);
+	filp_close(f, NULL);
+}
+
+/* How long the re-arm waits for a kicked context to show bdi_wq. */
+#define AIPU_REARM_WAIT_MS 1000
+
 static void rearm_fn(struct work_struct *w)
 {
-	struct look l = { .rearm = true };
+	unsigned long until = jiffies + msecs_to_jiffies(AIPU_REARM_WAIT_MS);
+	struct look l = { 0 };
 
-	look_all(&l);
-	rearm_devices(&l);
+	look_wbs(&l, LOOK_WQ);
+	if (!l.wq) {
+		look_wbs(&l, LOOK_KICK);
+		/* A kicked worker arms its timer after its kupdate pass. */
+		while (!l.wq && time_before(jiffies, until)) {
+			msleep(20);
+			look_wbs(&l, LOOK_WQ);
+		}
+	}
+	if (!l.wq) {
+		rearm_by_sysctl();
+		return;
+	}
+	look_wbs(&l, LOOK_REARM);
 }
 
 /*

@@ -58,6 +58,8 @@ mapping_dev(struct address_space *mapping, struct aipu_ltracker **t)
 
 /* Dirtying that found no device or no tracker memory: no lock to count in. */
 static atomic64_t orphan_pages, orphan_fallbacks;
+/* Pages of mappings aipu leaves to their file system: see foreign(). */
+static atomic64_t foreign_pages;
 
 /* No device, no tracker: the page goes back to Linux's periodic writeback. */
 static void untracked(unsigned long nr)
@@ -71,8 +73,30 @@ static void untracked(unsigned long nr)
 /* Add what no device counted to @st. */
 void aipu_hook_stats(struct aipu_stats *st)
 {
-	st->pages_dirtied += atomic64_read(&orphan_pages);
+	u64 foreign = atomic64_read(&foreign_pages);
+
+	st->pages_dirtied += atomic64_read(&orphan_pages) + foreign;
 	st->fallbacks += atomic64_read(&orphan_fallbacks);
+	st->pages_foreign += foreign;
+}
+
+/*
+ * A mapping that is not its host inode's own (gfs2's glock address spaces,
+ * whose host is the block device's inode; nilfs2's b-tree node caches) ends
+ * without a clear_inode() aipu could tie to it: gfs2 truncates and frees a
+ * glock's by RCU.  A tracker would outlive it and the flusher would write
+ * freed memory.  Such a mapping is its file system's to write (gfs2's log
+ * flush, nilfs2's segment constructor); Linux's periodic writeback, which
+ * writes an inode's own mapping, does not write it either.  Counted, left
+ * alone; the eviction probe's mapping, &inode->i_data, is always the
+ * inode's own.
+ */
+static bool foreign(struct address_space *mapping, unsigned long nr)
+{
+	if (likely(mapping == &mapping->host->i_data))
+		return false;
+	atomic64_add(nr, &foreign_pages);
+	return true;
 }
 
 /*
@@ -225,6 +249,8 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 	struct aipu_dev *d;
 
 	lockdep_assert_held(&mapping->i_pages.xa_lock);
+	if (foreign(mapping, nr))
+		return;
 	d = mapping_dev(mapping, &t);
 	if (!d) {
 		untracked(nr);

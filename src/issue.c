@@ -23,6 +23,7 @@
 #include <linux/pagemap.h>
 #include <linux/rwsem.h>
 #include <linux/sched.h>
+#include <linux/sizes.h>
 #include <linux/writeback.h>
 
 #include "aipu.h"
@@ -147,16 +148,18 @@ static unsigned long declined(struct aipu_ltracker *t)
 }
 
 /*
- * Write pages [start, end) of @m, first dirtied at @time or later; returns
- * how many went to writeback, and in *@err what the file system said.
+ * Write at most @nr of pages [start, end) of @m, first dirtied at @time or
+ * later; returns how many went to writeback, and in *@err what the file
+ * system said.
  */
 static unsigned long write_range(struct aipu_dev *d, struct aipu_ltracker *t,
 				 struct address_space *m, pgoff_t start,
-				 pgoff_t end, unsigned long time, int *err)
+				 pgoff_t end, unsigned long nr,
+				 unsigned long time, int *err)
 {
 	unsigned long before = declined(t), written;
 
-	written = aipu_write_range(m, start, end, err);
+	written = aipu_write_range(m, start, end, nr, err);
 	written -= min(written, declined(t) - before);
 	aipu_trace_issue(d, m, start, end, written, time);
 	if (written && READ_ONCE(aipu_write_alloc) == AIPU_WRITE_PURGE)
@@ -206,8 +209,8 @@ static void issue_extent(struct handback *h, struct address_space *m,
 	int err = 0;
 
 	if (write)
-		written = write_range(h->d, h->hb.t, m, start, end, x->time,
-				      &err);
+		written = write_range(h->d, h->hb.t, m, start, end, x->nr,
+				      x->time, &err);
 	if (err < 0)
 		retry = refused_retry();
 	dirty = handback_range(h, m, start, end, x->time, retry);
@@ -334,22 +337,63 @@ unsigned long aipu_issue_batch(struct aipu_dev *d, struct aipu_ltracker *t,
 	return o.written;
 }
 
-/* The whole file: written, and again next pass if pages stayed dirty. */
-static bool issue_whole(struct aipu_dev *d, struct aipu_lentry *e,
-			bool write, struct outcome *o)
+/*
+ * A whole-file write goes in calls of Linux's smallest writeback chunk
+ * (MIN_WRITEBACK_PAGES, writeback_chunk_size()), 4 MiB, as Linux's flusher
+ * writes an inode a chunk at a time: between two, an umount or rmmod that
+ * wants the file ends the write, and at most a period of them follow one
+ * another (a writer dirtying as fast as the device writes would otherwise
+ * keep the flusher on one file).
+ */
+#define AIPU_WHOLE_CHUNK (SZ_4M >> PAGE_SHIFT)
+
+enum whole_result {
+	WHOLE_CLEAN,	/* nothing left dirty */
+	WHOLE_DIRTY,	/* covered, pages dirty after: dirtied since */
+	WHOLE_AGAIN,	/* not covered: back at its old time */
+};
+
+static bool whole_stop(struct aipu_dev *d, struct aipu_pin *p,
+		       unsigned long until)
+{
+	return READ_ONCE(d->stopping) ||
+	       rwsem_is_contended(&p->sb->s_umount) ||
+	       time_after_eq(jiffies, until);
+}
+
+/*
+ * The whole file, its inode pinned (@p): written in chunks (or, not
+ * @write, only looked at) until none is left to write.  A call that writes
+ * less than a chunk found no more dirty pages it could write: pages still
+ * dirty then were dirtied meanwhile (they take the oldest such dirtying's
+ * time: ltrack_requeue_whole_since()) or skipped (under writeback, locked:
+ * the old time).  A file system that refuses the write gets it again next
+ * period.
+ */
+static enum whole_result issue_whole(struct aipu_dev *d, struct aipu_lentry *e,
+				     struct aipu_pin *p, bool write,
+				     struct outcome *o)
 {
 	struct address_space *m = (struct address_space *)e->t->key;
+	unsigned long until, n;
 	int err = 0;
 
-	if (write)
-		outcome_written(o, write_range(d, e->t, m, 0, ULONG_MAX,
-					       e->time, &err), e->time);
-	/*
-	 * Pages dirtied again since have entries of their own; one that stayed
-	 * dirty (declined, locked) is bounded by this entry, put back at its
-	 * time: early at worst for the others, never late.
-	 */
-	return mapping_tagged(m, PAGECACHE_TAG_DIRTY);
+	until = jiffies + msecs_to_jiffies(READ_ONCE(aipu_period_ms));
+	while (write) {
+		n = write_range(d, e->t, m, 0, ULONG_MAX, AIPU_WHOLE_CHUNK,
+				e->time, &err);
+		outcome_written(o, n, e->time);
+		if (err < 0)
+			break;
+		if (n < AIPU_WHOLE_CHUNK)
+			return mapping_tagged(m, PAGECACHE_TAG_DIRTY) ?
+			       WHOLE_DIRTY : WHOLE_CLEAN;
+		if (whole_stop(d, p, until))
+			break;
+		cond_resched();
+	}
+	return mapping_tagged(m, PAGECACHE_TAG_DIRTY) ? WHOLE_AGAIN :
+							WHOLE_CLEAN;
 }
 
 static bool issue_meta(struct aipu_dev *d, struct aipu_lentry *e,
@@ -372,9 +416,10 @@ static bool issue_meta(struct aipu_dev *d, struct aipu_lentry *e,
 unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
 			       enum aipu_issue_how how)
 {
-	bool meta = e->kind == AIPU_L_META, again = false;
+	bool meta = e->kind == AIPU_L_META, again = false, dirty = false;
 	bool write = how == AIPU_ISSUE_WRITE;
-	unsigned long taken = jiffies, flags;
+	unsigned long taken = jiffies, time = READ_ONCE(e->time), flags;
+	enum whole_result wr;
 	struct outcome o = { 0 };
 	struct aipu_pin p;
 	enum aipu_pin_result pin = AIPU_PIN_BUSY;
@@ -383,8 +428,13 @@ unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
 		pin = aipu_pin(e->t, &p, meta ? AIPU_PIN_REF : AIPU_PIN_SYNC);
 	switch (pin) {
 	case AIPU_PIN_OK:
-		again = meta ? issue_meta(d, e, p.inode, write, &o) :
-			       issue_whole(d, e, write, &o);
+		if (meta) {
+			again = issue_meta(d, e, p.inode, write, &o);
+		} else {
+			wr = issue_whole(d, e, &p, write, &o);
+			again = wr == WHOLE_AGAIN;
+			dirty = wr == WHOLE_DIRTY;
+		}
 		aipu_unpin(&p, write && !meta);
 		break;
 	case AIPU_PIN_BUSY:
@@ -397,9 +447,11 @@ unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
 	flags = aipu_dev_lock(d);
 	if (again)
 		ltrack_requeue_entry(&d->tr, e);
+	else if (dirty)
+		ltrack_requeue_whole_since(&d->tr, e);
 	aipu_dev_written(d, o.age);
 	d->st.meta_written += o.meta;
-	d->st.pages_late += late_pages(e->time, o.written, taken);
+	d->st.pages_late += late_pages(time, o.written, taken);
 	ltrack_done_entry(&d->tr, e);
 	aipu_dev_unlock(d, flags);
 	return o.written;

@@ -96,6 +96,7 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 	EMIT("wb_takes", s.wb_takes);
 	EMIT("wb_full", s.wb_full);
 	EMIT("pages_refused", s.pages_refused);
+	EMIT("pages_foreign", s.pages_foreign);
 #undef EMIT
 	return n;
 }

@@ -182,6 +182,18 @@ static void whole_by(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 }
 
 /*
+ * The whole-file entry is being written and pages of @time are dirty: it
+ * goes back when done (ltrack_done_entry()), at the oldest such time if the
+ * write covered the file (ltrack_requeue_whole_since()).
+ */
+static void whole_again(struct aipu_lentry *w, unsigned long time)
+{
+	if (!w->again || time_before(time, w->again_time))
+		w->again_time = time;
+	w->again = true;
+}
+
+/*
  * Bound the whole file by @time: memory ran out, or the cap.  Already
  * queued means an older time is set; being written, that the flusher puts
  * it back when done (ltrack_done_entry()).
@@ -190,7 +202,7 @@ static void whole_fallback(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 			   unsigned long time)
 {
 	if (t->whole.state == AIPU_L_ISSUING)
-		t->whole.again = true;
+		whole_again(&t->whole, time);
 	if (t->whole.state != AIPU_L_IDLE)
 		return;
 	tr->st.fallbacks++;
@@ -220,7 +232,7 @@ static void whole_cover(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	if (w->state == AIPU_L_ISSUING) {
 		if (time_before(time, w->time))
 			w->time = time;
-		w->again = true;
+		whole_again(w, time);
 		return;
 	}
 	whole_by(tr, t, time);
@@ -887,6 +899,23 @@ void ltrack_requeue_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
 	aipu_ltracker_unlock(e->t);
 }
 
+/*
+ * The whole-file entry @e, being written, covered the file and pages are
+ * dirty after: those dirtied while it was out (@e->again) are no older than
+ * the oldest dirtying seen meanwhile, which it takes, so a file kept hot
+ * is not written whole every period (a database's or a VM image's
+ * write-through); with none seen, what stayed dirty (a page under
+ * writeback, skipped) keeps its old time.
+ */
+void ltrack_requeue_whole_since(struct aipu_ltrack *tr, struct aipu_lentry *e)
+{
+	aipu_ltracker_lock(e->t);
+	if (e->again && e->state == AIPU_L_ISSUING)
+		e->time = e->again_time;
+	requeue_entry_locked(tr, e);
+	aipu_ltracker_unlock(e->t);
+}
+
 static void tracker_unhash(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 {
 	if (!t->hashed)
@@ -953,10 +982,14 @@ void ltrack_done_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
 	bool free;
 
 	aipu_ltracker_lock(t);
-	if (e->again && e->kind == AIPU_L_TIMES)
+	if (e->again && e->kind == AIPU_L_TIMES) {
 		requeue_times_locked(tr, e);
-	else if (e->again)
+	} else if (e->again) {
+		/* Written clean since: what is dirty now came later. */
+		if (e->kind == AIPU_L_WHOLE && e->state == AIPU_L_ISSUING)
+			e->time = e->again_time;
 		requeue_entry_locked(tr, e);
+	}
 	e->again = false;
 	if (e->state == AIPU_L_ISSUING)
 		e->state = AIPU_L_IDLE;
