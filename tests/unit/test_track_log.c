@@ -1084,6 +1084,74 @@ static int test_handback(void)
 	return 0;
 }
 
+/* Phase 1 at @cutoff, then phase 2's first take (NULL: none due). */
+static struct aipu_lentry *take_at(unsigned long cutoff, struct aipu_lbatch *b)
+{
+	unsigned int budget = UINT_MAX;
+
+	while (!ltrack_scan(&tr, cutoff, &budget))
+		budget = UINT_MAX;
+	return ltrack_take(&tr, cutoff, b);
+}
+
+static void end_of_pass(void)
+{
+	unsigned int budget = UINT_MAX;
+
+	while (!ltrack_end_pass(&tr, &budget))
+		budget = UINT_MAX;
+}
+
+/*
+ * A whole-file entry put back after a write that covered the file, with
+ * pages dirty after it (ltrack_requeue_whole_since()), takes the oldest
+ * time the file was dirtied at while the entry was out, not its old time:
+ * a file kept hot past its cap is written about once a max_age, not every
+ * pass (it used to be due again at once).  With no dirtying seen while it
+ * was out, what stayed dirty keeps the old time; one written clean with a
+ * dirtying seen meanwhile (ltrack_done_entry()) goes back at that time.
+ */
+static int test_whole_since(void)
+{
+	struct aipu_lbatch b;
+	struct aipu_lentry *e;
+	struct aipu_ltracker *t;
+
+	now = T0;
+	ltrack_init(&tr, slots, WHEEL_WIDTH, now);
+	t = ltrack_get(&tr, &keys[0], NULL);
+	CHECK(t);
+	ltrack_whole(&tr, t, T0);
+	now = T0 + 100;
+	e = take_at(T0 + 1, &b);
+	CHECK(e && e->kind == AIPU_L_WHOLE && e->time == T0);
+	ltrack_whole(&tr, t, T0 + 60);		/* dirtied while out */
+	ltrack_whole(&tr, t, T0 + 50);
+	ltrack_requeue_whole_since(&tr, e);
+	ltrack_done_entry(&tr, e);
+	end_of_pass();
+	CHECK(!take_at(T0 + 50, &b) && !b.t);	/* not at its old time */
+	end_of_pass();
+	e = take_at(T0 + 51, &b);
+	CHECK(e && e->kind == AIPU_L_WHOLE && e->time == T0 + 50);
+	ltrack_requeue_whole_since(&tr, e);	/* none seen: the old time */
+	ltrack_done_entry(&tr, e);
+	end_of_pass();
+	e = take_at(T0 + 51, &b);
+	CHECK(e && e->time == T0 + 50);
+	ltrack_whole(&tr, t, T0 + 80);		/* written clean, then dirtied */
+	ltrack_done_entry(&tr, e);
+	end_of_pass();
+	CHECK(!take_at(T0 + 80, &b) && !b.t);
+	end_of_pass();
+	e = take_at(T0 + 81, &b);
+	CHECK(e && e->time == T0 + 80);
+	ltrack_done_entry(&tr, e);	/* written clean: the file is freed */
+	end_of_pass();
+	CHECK(!take_at(now, &b) && !b.t && ltrack_idle(&tr));
+	return 0;
+}
+
 static int test_model(void)
 {
 	return model(unit_seed(3), 0);
@@ -1098,6 +1166,7 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	RUN(test_handback);
+	RUN(test_whole_since);
 	RUN(test_model);
 	RUN(test_model_failing);
 	return unit_done();
