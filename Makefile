@@ -45,9 +45,11 @@
 #                      FS="ext4 xfs", TESTS="generic/001 ..", PART=K/N
 #                      (the K-th of N parts of the list), EXCLUDE="..";
 #                      hours, not part of make check
-# make stress         churn stress (tests/vm/t_stress.sh) for STRESS_SECONDS
-#                      (1800) on every installed kernel, or KVER=..;
-#                      make check runs it for 60 s, make vmtest for 120 s
+# make stress         churn stress (tests/vm/t_stress.sh) and the inode and
+#                      memory soak (tests/vm/t_soak.sh), each for
+#                      STRESS_SECONDS (1800), on every installed kernel, or
+#                      KVER=..; make check runs them for 60 s, make vmtest
+#                      t_stress for 120 s
 
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(lastword $(sort $(wildcard /lib/modules/*/build))))
@@ -94,9 +96,10 @@ STRESS_SECONDS ?= 1800
 stress: allkernels
 	@expr '$(STRESS_SECONDS)' : '[0-9][0-9]*$$' >/dev/null && [ '$(STRESS_SECONDS)' -ge 30 ] || \
 		{ echo "STRESS_SECONDS must be a whole number of seconds, at least 30, not '$(STRESS_SECONDS)'." >&2; exit 2; }
-	AIPU_TESTS=t_stress AIPU_STRESS_SECONDS=$(STRESS_SECONDS) \
+	AIPU_TESTS="t_stress t_soak" AIPU_STRESS_SECONDS=$(STRESS_SECONDS) \
+		AIPU_SOAK_SECONDS=$(STRESS_SECONDS) \
 		AIPU_TEST_TIMEOUT=$$(($(STRESS_SECONDS) + 900)) \
-		AIPU_VM_TIMEOUT=$$(($(STRESS_SECONDS) + 1500)) scripts/vmtest.sh $(KVER)
+		AIPU_VM_TIMEOUT=$$((2 * $(STRESS_SECONDS) + 1500)) scripts/vmtest.sh $(KVER)
 
 bench: allkernels
 	scripts/bench.sh $(if $(QUICK),--quick) $(if $(KVERS),--kernels "$(KVERS)") \
