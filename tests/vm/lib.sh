@@ -262,6 +262,28 @@ queued_past() {
 			print n + 0 }' "$1"
 }
 
+# linux_kupdate EXPIRE_S INTERVAL_CS: Linux's periodic writeback set to
+# expire EXPIRE_S, every INTERVAL_CS, for the rest of the test (the old
+# values restored at exit); sets KUP and EXP to the sysctls' files, and
+# LINUX_HI to Linux's bound in seconds after a page's dirtying: its
+# periodic flush runs an interval after the last one ended, so it drifts by
+# the length of its runs (on TCG 0.05-0.15 s each: Debian's 6.12 wrote
+# t_handover's pages 9.5-10.3 s after their dirtying with no module
+# loaded); a quarter of the expiry covers that drift, and 0.5 s the write.
+linux_kupdate() {
+	local wb0 exp0
+	KUP=/proc/sys/vm/dirty_writeback_centisecs
+	EXP=/proc/sys/vm/dirty_expire_centisecs
+	wb0=$(<"$KUP")
+	exp0=$(<"$EXP")
+	on_exit "echo $wb0 >$KUP; echo $exp0 >$EXP"
+	echo "$2" >"$KUP"
+	echo $(($1 * 100)) >"$EXP"
+	# shellcheck disable=SC2034 # for the caller
+	LINUX_HI=$(awk -v e="$1" -v i="$2" 'BEGIN { print e * 1.25 + i / 100 + 0.5 }')
+	log "dirty_expire_centisecs $(($1 * 100)), dirty_writeback_centisecs $2 (were $exp0, $wb0)"
+}
+
 # How many times slower than Debian's kernels this one runs (AIPU_TIME_SCALE,
 # a whole number, default 1; scripts/debugtest.sh sets 4): for a max_age
 # that a test's set-up must fit inside, never to widen a bound's window.

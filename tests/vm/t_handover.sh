@@ -32,26 +32,13 @@ NPAGES=64
 INTERVAL_CS=100
 HANDOVER_MS=1500
 PERIOD_MS=200
-SLACK=0.5
 EXPIRE_S=$((8 * $(time_scale)))
-# Linux's bound: its periodic flush runs an interval after the last one
-# ended, so it drifts by the length of its runs (on TCG 0.05-0.15 s each:
-# Debian's 6.12 wrote these pages 9.5-10.3 s after their dirtying with no
-# module loaded); a quarter of the expiry covers that drift.
-HI=$(awk -v e="$EXPIRE_S" -v i="$INTERVAL_CS" -v s="$SLACK" 'BEGIN { print e * 1.25 + i / 100 + s }')
-KUP=/proc/sys/vm/dirty_writeback_centisecs
-EXP=/proc/sys/vm/dirty_expire_centisecs
+linux_kupdate "$EXPIRE_S" "$INTERVAL_CS"
+HI=$LINUX_HI
 tol=$(jiffy_s)
 
 kup() { cat "$KUP"; }
 kupdate_is_off() { [ "$(aipu_stat kupdate_off)" = 1 ]; }
-
-wb0=$(kup)
-exp0=$(<"$EXP")
-on_exit "echo $wb0 >$KUP; echo $exp0 >$EXP"
-echo "$INTERVAL_CS" >"$KUP"
-echo $((EXPIRE_S * 100)) >"$EXP"
-log "dirty_expire_centisecs $((EXPIRE_S * 100)), dirty_writeback_centisecs $INTERVAL_CS (were $exp0, $wb0)"
 
 dev=$(disk_get)
 disk_prepare "$dev"

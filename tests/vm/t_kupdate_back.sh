@@ -37,20 +37,11 @@ aipu_loaded && die "aipu is already loaded"
 
 NPAGES=64
 INTERVAL_CS=100
-SLACK=0.5
 AHEAD_S=3
 EXPIRE_S=$((8 * $(time_scale)))
-# As t_handover: Linux's periodic flush drifts by the length of its runs.
-HI=$(awk -v e="$EXPIRE_S" -v i="$INTERVAL_CS" -v s="$SLACK" 'BEGIN { print e * 1.25 + i / 100 + s }')
-KUP=/proc/sys/vm/dirty_writeback_centisecs
-EXP=/proc/sys/vm/dirty_expire_centisecs
+linux_kupdate "$EXPIRE_S" "$INTERVAL_CS"
+HI=$LINUX_HI
 tol=$(jiffy_s)
-
-wb0=$(<"$KUP")
-exp0=$(<"$EXP")
-on_exit "echo $wb0 >$KUP; echo $exp0 >$EXP"
-echo "$INTERVAL_CS" >"$KUP"
-echo $((EXPIRE_S * 100)) >"$EXP"
 
 a=$(disk_get)
 disk_prepare "$a"
