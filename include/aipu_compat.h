@@ -83,9 +83,9 @@ static inline void aipu_inode_sync_clear(struct inode *inode)
  * Start asynchronous (WB_SYNC_NONE) writeback of at most @nr of the pages
  * [start, end) of @m, @end ULONG_MAX meaning to the end of the file, as
  * Linux's own flusher writes; pages locked or already under writeback are
- * skipped.  Returns the
- * pages written, as the writeback_control counts them, and in *@err what
- * ->writepages returned (-EIO from a file system shut down, ...).
+ * skipped.  Returns the pages written, as the writeback_control counts
+ * them, and in *@err what ->writepages returned (-EIO from a file system
+ * shut down, ...).
  *
  * 6.1 and 6.12 export filemap_fdatawrite_wbc().  7.2 made it static
  * (filemap_writeback()); what it exports instead, filemap_flush_range(),
