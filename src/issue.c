@@ -187,18 +187,6 @@ static unsigned long late_pages(unsigned long time, unsigned long written,
 	return written;
 }
 
-/*
- * When pages a file system refused (->writepages failed: a shut-down or
- * read-only file system, a dead device) are tried again: not next period,
- * which would write to it, and count, every page every second for ever,
- * but one max_age from now, as Linux's redirty_tail() gives such an inode a
- * new dirtied_when and so waits one dirty_expire_interval.
- */
-static unsigned long refused_retry(void)
-{
-	return jiffies;
-}
-
 /* One merged extent of a batch, its inode pinned. */
 static void issue_extent(struct handback *h, struct address_space *m,
 			 const struct aipu_extent *x, bool write,
@@ -211,8 +199,15 @@ static void issue_extent(struct handback *h, struct address_space *m,
 	if (write)
 		written = write_range(h->d, h->hb.t, m, start, end, x->nr,
 				      x->time, &err);
+	/*
+	 * Pages the file system refused (->writepages failed: a shut-down or
+	 * read-only file system, a dead device) are dated now, so they are
+	 * due again one max_age later, not next period, which would write
+	 * to it, and count, every page every period for ever: Linux's
+	 * redirty_tail() gives such an inode a new dirtied_when the same way.
+	 */
 	if (err < 0)
-		retry = refused_retry();
+		retry = jiffies;
 	dirty = handback_range(h, m, start, end, x->time, retry);
 	outcome_written(o, written, x->time);
 	o->retried += dirty;
