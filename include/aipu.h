@@ -4,6 +4,7 @@
  * Internal interfaces between the module's parts:
  *
  *   hook.c     tracepoint and kprobe probes: first-dirty times, eviction
+ *   canary.c   an inode of its own evicted each period: is the kprobe armed?
  *   log.c      a file's log of first dirtyings (pure logic, as below)
  *   live.c     a file's pages with a queued entry
  *   flog.c     a file's queue: log, live pages, retries
@@ -26,12 +27,13 @@
  *   sysfs.c    /sys/kernel/aipu/
  *
  * Calls go down this list's dependency order, never in a circle: flusher
- * uses wbq, issue, policy, purge, lazytime, mapping, dev, track and mem;
- * wbq uses issue and policy; issue uses purge, mapping, dev and track;
+ * uses canary, wbq, issue, policy, purge, lazytime, mapping, dev, track and
+ * mem; wbq uses issue and policy; issue uses purge, mapping, dev and track;
  * lazytime uses policy, proc, mapping, dev and track; purge and mapping
- * use dev and track; hook uses issue, mapping, track, policy and flusher;
- * policy uses handover and proc; handover uses proc ("track": track_log.c
- * and the files above it).
+ * use dev and track; hook uses canary, issue, mapping, track, policy and
+ * flusher; canary uses knobs, policy, mapping and dev; policy uses
+ * handover and proc; handover uses proc ("track": track_log.c and the
+ * files above it).
  */
 #ifndef AIPU_H
 #define AIPU_H
@@ -230,7 +232,8 @@ struct aipu_knob {
 	unsigned int min, max;
 	const char * const *choices;	/* names of values 0..max, or NULL */
 	char **param;			/* module parameter of a choice knob */
-	int (*conflicts)(const struct aipu_knob *k, unsigned int v);
+	/* Why @v cannot be taken now, or NULL. */
+	const char *(*conflicts)(const struct aipu_knob *k, unsigned int v);
 	void (*changed)(void);		/* after a store changed the value */
 };
 
@@ -251,6 +254,7 @@ extern const struct aipu_knob aipu_knobs[];
 extern const unsigned int aipu_nr_knobs;
 int aipu_knobs_check(void);
 int aipu_knob_set(const struct aipu_knob *k, const char *buf);
+void aipu_knobs_policy_kernel(void);
 ssize_t aipu_knob_show(const struct aipu_knob *k, char *buf);
 const char *aipu_policy_name(unsigned int id);
 
@@ -369,6 +373,14 @@ static inline void aipu_flusher_want(struct aipu_dev *d)
 }
 
 pid_t aipu_flusher_pid(struct aipu_dev *d);
+
+/* canary.c */
+extern bool aipu_evict_lost;
+bool aipu_canary_evicted(struct inode *inode);
+bool aipu_canary_flies(void);
+void aipu_canary_check(void);
+int aipu_canary_init(void);
+void aipu_canary_exit(void);
 
 /* hook.c */
 int aipu_hook_init(void);

@@ -15,9 +15,10 @@
  * by that context's worker instead (src/wbq.c), so that a cgroup its
  * throttle makes wait holds up only its own files.
  *
- * A tick work, once a period, does what is not per device: Linux's periodic
- * writeback on or off, the probes' memory reserves, a thread for each device
- * the probes made since, and freeing the queue of a device long idle.
+ * A tick work, once a period, does what is not per device: the eviction
+ * probe's canary (src/canary.c), Linux's periodic writeback on or off, the
+ * probes' memory reserves, a thread for each device the probes made since,
+ * and freeing the queue of a device long idle.
  */
 #include <linux/blkdev.h>
 #include <linux/freezer.h>
@@ -395,6 +396,7 @@ static void tick_fn(struct work_struct *w)
 {
 	struct aipu_dev *d;
 
+	aipu_canary_check();
 	aipu_mem_refill();
 	aipu_dev_refill();
 	aipu_kupdate_update();

@@ -12,7 +12,8 @@
  * A kprobe on clear_inode(), which every file system's eviction calls
  * (exFAT's calls truncate_inode_pages(), not the _final variant),
  * tells us an inode is being evicted (unlink, umount, device removal) before
- * its memory goes, so no run outlives its mapping.
+ * its memory goes, so no run outlives its mapping; src/canary.c notices
+ * when that probe is disarmed from outside.
  *
  * A folio dirtied again because its write was declined keeps the first-dirty
  * time it had (ltrack_redirty()): the kernel itself does not count that as a
@@ -249,7 +250,7 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 	struct aipu_dev *d;
 
 	lockdep_assert_held(&mapping->i_pages.xa_lock);
-	if (foreign(mapping, nr))
+	if (unlikely(READ_ONCE(aipu_evict_lost)) || foreign(mapping, nr))
 		return;
 	d = mapping_dev(mapping, &t);
 	if (!d) {
@@ -342,16 +343,22 @@ static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 {
 	bool times = (flags & (I_DIRTY_INODE | I_DIRTY_TIME)) == I_DIRTY_TIME;
 
+	if (unlikely(READ_ONCE(aipu_evict_lost)))
+		return;		/* src/canary.c: Linux's to write now */
 	if ((flags & I_DIRTY_INODE) || times)
 		inode_dirty(inode, times);
 }
 
-/* Every ->evict_inode calls clear_inode(): forget the mapping. */
+/*
+ * Every ->evict_inode calls clear_inode(): forget the mapping.  The tick's
+ * canary (src/canary.c) comes here too, to show the probe is armed.
+ */
 static int probe_evict(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct inode *inode = (struct inode *)aipu_kprobe_arg0(regs);
 
-	aipu_mapping_kill(&inode->i_data);
+	if (!aipu_canary_evicted(inode))
+		aipu_mapping_kill(&inode->i_data);
 	return 0;
 }
 

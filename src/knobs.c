@@ -56,15 +56,26 @@ static const char * const write_allocs[] = { "update", "purge" };
  * Switching to "kernel" is always allowed (it is the way back to Linux's own
  * behaviour) and takes write_alloc back to update; see aipu_policy_changed().
  */
-static int purge_needs_writer(const struct aipu_knob *k, unsigned int v)
+static const char *purge_needs_writer(const struct aipu_knob *k,
+				      unsigned int v)
 {
 	return v == AIPU_WRITE_PURGE &&
-	       READ_ONCE(aipu_policy) == AIPU_POLICY_KERNEL;
+	       READ_ONCE(aipu_policy) == AIPU_POLICY_KERNEL ?
+	       "write_alloc=purge needs a policy that writes (aipu, pu or stage)" :
+	       NULL;
+}
+
+/* Once the eviction probe was disarmed, only Linux's policy (canary.c). */
+static const char *policy_needs_probe(const struct aipu_knob *k,
+				      unsigned int v)
+{
+	return v != AIPU_POLICY_KERNEL && READ_ONCE(aipu_evict_lost) ?
+	       "the eviction probe was disarmed; reload aipu" : NULL;
 }
 
 const struct aipu_knob aipu_knobs[] = {
 	{ "policy", &aipu_policy, 0, AIPU_NR_POLICIES - 1, policies,
-	  &policy, NULL, aipu_policy_changed },
+	  &policy, policy_needs_probe, aipu_policy_changed },
 	{ "max_age_ms", &aipu_max_age_ms, 100, 3600000 },
 	{ "period_ms", &aipu_period_ms, 10, 60000 },
 	{ "pu_interval_ms", &aipu_pu_interval_ms, 100, 3600000 },
@@ -96,11 +107,10 @@ static int knob_parse(const struct aipu_knob *k, const char *buf,
 	return -EINVAL;
 }
 
-static void knob_reject(const struct aipu_knob *k, bool conflict)
+static void knob_reject(const struct aipu_knob *k, const char *conflict)
 {
 	if (conflict)
-		pr_warn_ratelimited("%s: rejected: write_alloc=purge needs a policy that writes (aipu, pu or stage)\n",
-				    k->name);
+		pr_warn_ratelimited("%s: rejected: %s\n", k->name, conflict);
 	else if (k->choices)
 		pr_warn_ratelimited("%s: rejected: expected one of the names listed in the file\n",
 				    k->name);
@@ -134,19 +144,19 @@ static DEFINE_MUTEX(knob_mutex);
 
 int aipu_knob_set(const struct aipu_knob *k, const char *buf)
 {
+	const char *conflict;
 	unsigned int v, old;
-	bool conflict;
 
 	if (knob_parse(k, buf, &v)) {
-		knob_reject(k, false);
+		knob_reject(k, NULL);
 		return -EINVAL;
 	}
 	mutex_lock(&knob_mutex);
-	conflict = k->conflicts && k->conflicts(k, v);
+	conflict = k->conflicts ? k->conflicts(k, v) : NULL;
 	old = *k->val;
 	if (conflict) {
 		mutex_unlock(&knob_mutex);
-		knob_reject(k, true);
+		knob_reject(k, conflict);
 		return -EINVAL;
 	}
 	WRITE_ONCE(*k->val, v);
@@ -158,6 +168,22 @@ int aipu_knob_set(const struct aipu_knob *k, const char *buf)
 	aipu_kupdate_update();
 	aipu_flusher_kick();
 	return 0;
+}
+
+/* As a store of "kernel" into policy would, from src/canary.c. */
+void aipu_knobs_policy_kernel(void)
+{
+	const struct aipu_knob *k = &aipu_knobs[0];
+	unsigned int old;
+
+	mutex_lock(&knob_mutex);
+	old = *k->val;
+	WRITE_ONCE(*k->val, AIPU_POLICY_KERNEL);
+	if (old != AIPU_POLICY_KERNEL) {
+		aipu_trace_knob(k, old, AIPU_POLICY_KERNEL);
+		k->changed();
+	}
+	mutex_unlock(&knob_mutex);
 }
 
 ssize_t aipu_knob_show(const struct aipu_knob *k, char *buf)

@@ -42,11 +42,19 @@ static int __init aipu_init(void)
 	ret = aipu_mapping_init();
 	if (ret)
 		goto out_mem;
+	ret = aipu_canary_init();
+	if (ret)
+		goto out_mapping;
 	aipu_policy_init();
 	aipu_dev_refill();
 	ret = aipu_hook_init();
 	if (ret)
 		goto out_policy;
+	if (!aipu_canary_flies()) {
+		pr_err("the eviction probe on clear_inode() does not fire (debugfs kprobes/enabled 0? kernel.ftrace_enabled 0?): not loading\n");
+		ret = -ENODEV;
+		goto out_hook;
+	}
 	aipu_policy_watching();
 	ret = aipu_flusher_start();
 	if (ret)
@@ -72,6 +80,8 @@ out_policy:
 	forget_all();		/* what the probes made before they failed */
 	aipu_dev_exit();
 	aipu_policy_exit();
+	aipu_canary_exit();
+out_mapping:
 	aipu_mapping_exit();
 out_mem:
 	aipu_mem_exit();
@@ -90,6 +100,7 @@ static void __exit aipu_exit(void)
 	aipu_policy_exit();
 	aipu_hook_exit();
 	aipu_flusher_stop();
+	aipu_canary_exit();	/* the tick was its only user */
 	aipu_shrink_exit();
 	forget_all();
 	aipu_hook_exit_evict();

@@ -97,6 +97,7 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 	EMIT("wb_full", s.wb_full);
 	EMIT("pages_refused", s.pages_refused);
 	EMIT("pages_foreign", s.pages_foreign);
+	EMIT("evict_probe_lost", READ_ONCE(aipu_evict_lost));
 #undef EMIT
 	return n;
 }
