@@ -141,8 +141,16 @@ struct aipu_dev *aipu_dev_lock_live(struct aipu_dev *d, unsigned long *flags)
  */
 static inline void aipu_dev_busy(struct aipu_dev *d)
 {
-	d->idle_ticks = 0;
-	d->idle_since = jiffies;
+	/*
+	 * Only if a tick counted it idle: the line is the one the fast path
+	 * reads @inheritor from, and a device the last tick saw busy has an
+	 * @idle_since at most a period old, AIPU_DEV_IDLE_TICKS periods from
+	 * a reap.
+	 */
+	if (d->idle_ticks) {
+		d->idle_ticks = 0;
+		d->idle_since = jiffies;
+	}
 }
 
 void aipu_dev_retire(struct aipu_dev *d);

@@ -228,6 +228,8 @@ void ltrack_handback_add(struct aipu_handback *h, pgoff_t index,
 void ltrack_handback(struct aipu_ltrack *tr, struct aipu_handback *h);
 void ltrack_requeue_entry(struct aipu_ltrack *tr, struct aipu_lentry *e);
 void ltrack_requeue_whole_since(struct aipu_ltrack *tr, struct aipu_lentry *e);
+void ltrack_requeue_whole_refused(struct aipu_ltrack *tr,
+				  struct aipu_lentry *e, unsigned long time);
 void ltrack_done_entry(struct aipu_ltrack *tr, struct aipu_lentry *e);
 void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t);
 bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget);

@@ -39,6 +39,7 @@ static LIST_HEAD(devs);			/* RCU */
 static DEFINE_RAW_SPINLOCK(devs_lock);	/* changing @devs */
 static unsigned int nr_devs;
 static struct aipu_sums retired;	/* of devices reaped; @devs_lock */
+static unsigned int retire_seq;		/* bumped by each reap; @devs_lock */
 /*
  * A device allocated beforehand in process context: on PREEMPT_RT the
  * probes may not call the slab (src/mem.c), and elsewhere their
@@ -338,25 +339,37 @@ void aipu_dev_pass(struct aipu_dev *d, unsigned long pages)
  * What stat and the histograms show: every device's counters, and those of
  * devices reaped since load, so that no counter ever goes down.  *@oldest:
  * the age in jiffies of the oldest dirty data on any device.
+ *
+ * One device's lock at a time, not devs_lock across the walk (a thousand
+ * devices, each summing every possible CPU's fast-path counters, with
+ * interrupts off): a reap during the walk could count a device twice (seen,
+ * then added to @retired) or not at all, so the walk starts again if one
+ * happened (a reap is at most one a period).
  */
 void aipu_dev_sum(struct aipu_sums *sum, unsigned long *oldest)
 {
 	unsigned long flags, f, o;
 	struct aipu_dev *d;
+	unsigned int seq;
 
-	*oldest = 0;
-	raw_spin_lock_irqsave(&devs_lock, flags);
-	*sum = retired;
-	sum->devices = 0;
-	list_for_each_entry(d, &devs, node) {
-		f = aipu_dev_lock(d);
-		sums_add(sum, d);
-		o = dev_oldest(d);
-		aipu_dev_unlock(d, f);
-		*oldest = max(*oldest, o);
-		sum->devices++;
-	}
-	raw_spin_unlock_irqrestore(&devs_lock, flags);
+	do {
+		raw_spin_lock_irqsave(&devs_lock, flags);
+		*sum = retired;
+		seq = retire_seq;
+		raw_spin_unlock_irqrestore(&devs_lock, flags);
+		*oldest = 0;
+		sum->devices = 0;
+		rcu_read_lock();
+		list_for_each_entry_rcu(d, &devs, node) {
+			f = aipu_dev_lock(d);
+			sums_add(sum, d);
+			o = dev_oldest(d);
+			aipu_dev_unlock(d, f);
+			*oldest = max(*oldest, o);
+			sum->devices++;
+		}
+		rcu_read_unlock();
+	} while (READ_ONCE(retire_seq) != seq);
 }
 
 /*
@@ -373,6 +386,7 @@ void aipu_dev_retire(struct aipu_dev *d)
 	f = aipu_dev_lock(d);
 	sums_add(&retired, d);
 	aipu_dev_unlock(d, f);
+	WRITE_ONCE(retire_seq, retire_seq + 1);
 	raw_spin_unlock_irqrestore(&devs_lock, flags);
 }
 

@@ -357,10 +357,12 @@ static struct aipu_dev *find_idle(void)
 		if (!started(d) || d->dead)
 			continue;
 		flags = aipu_dev_lock(d);
-		if (!list_empty(&d->tr.trackers) || !ltrack_idle(&d->tr))
-			aipu_dev_busy(d);
-		else
+		if (!list_empty(&d->tr.trackers) || !ltrack_idle(&d->tr)) {
+			d->idle_ticks = 0;
+			d->idle_since = now;
+		} else {
 			d->idle_ticks++;
+		}
 		if (!idle && d->idle_ticks >= AIPU_DEV_IDLE_TICKS &&
 		    time_after(now, d->idle_since +
 			       msecs_to_jiffies(AIPU_DEV_IDLE_MIN_MS))) {

@@ -346,6 +346,7 @@ enum whole_result {
 	WHOLE_CLEAN,	/* nothing left dirty */
 	WHOLE_DIRTY,	/* covered, pages dirty after: dirtied since */
 	WHOLE_AGAIN,	/* not covered: back at its old time */
+	WHOLE_REFUSED,	/* ->writepages failed: back one max_age from now */
 };
 
 static bool whole_stop(struct aipu_dev *d, struct aipu_pin *p,
@@ -362,8 +363,8 @@ static bool whole_stop(struct aipu_dev *d, struct aipu_pin *p,
  * less than a chunk found no more dirty pages it could write: pages still
  * dirty then were dirtied meanwhile (they take the oldest such dirtying's
  * time: ltrack_requeue_whole_since()) or skipped (under writeback, locked:
- * the old time).  A file system that refuses the write gets it again next
- * period.
+ * the old time).  A file system that refuses the write gets it again one
+ * max_age later, as refused page runs do (issue_extent()).
  */
 static enum whole_result issue_whole(struct aipu_dev *d, struct aipu_lentry *e,
 				     struct aipu_pin *p, bool write,
@@ -379,7 +380,7 @@ static enum whole_result issue_whole(struct aipu_dev *d, struct aipu_lentry *e,
 				e->time, &err);
 		outcome_written(o, n, e->time);
 		if (err < 0)
-			break;
+			return WHOLE_REFUSED;
 		if (n < AIPU_WHOLE_CHUNK)
 			return mapping_tagged(m, PAGECACHE_TAG_DIRTY) ?
 			       WHOLE_DIRTY : WHOLE_CLEAN;
@@ -412,6 +413,7 @@ unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
 			       enum aipu_issue_how how)
 {
 	bool meta = e->kind == AIPU_L_META, again = false, dirty = false;
+	bool refused = false;
 	bool write = how == AIPU_ISSUE_WRITE;
 	unsigned long taken = jiffies, time = READ_ONCE(e->time), flags;
 	enum whole_result wr;
@@ -429,6 +431,7 @@ unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
 			wr = issue_whole(d, e, &p, write, &o);
 			again = wr == WHOLE_AGAIN;
 			dirty = wr == WHOLE_DIRTY;
+			refused = wr == WHOLE_REFUSED;
 		}
 		aipu_unpin(&p, write && !meta);
 		break;
@@ -444,6 +447,8 @@ unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
 		ltrack_requeue_entry(&d->tr, e);
 	else if (dirty)
 		ltrack_requeue_whole_since(&d->tr, e);
+	else if (refused)
+		ltrack_requeue_whole_refused(&d->tr, e, jiffies);
 	aipu_dev_written(d, o.age);
 	d->st.meta_written += o.meta;
 	d->st.pages_late += late_pages(time, o.written, taken);

@@ -916,6 +916,23 @@ void ltrack_requeue_whole_since(struct aipu_ltrack *tr, struct aipu_lentry *e)
 	aipu_ltracker_unlock(e->t);
 }
 
+/*
+ * The whole-file entry @e, being written, was refused by its file system
+ * (->writepages failed): it takes @time, so it is due again one max_age
+ * later, as refused page runs are (src/issue.c); a dirtying seen while it
+ * was out is refused the same way.
+ */
+void ltrack_requeue_whole_refused(struct aipu_ltrack *tr,
+				  struct aipu_lentry *e, unsigned long time)
+{
+	aipu_ltracker_lock(e->t);
+	if (e->state == AIPU_L_ISSUING && time_after(time, e->time))
+		e->time = time;
+	e->again = false;
+	requeue_entry_locked(tr, e);
+	aipu_ltracker_unlock(e->t);
+}
+
 static void tracker_unhash(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 {
 	if (!t->hashed)

@@ -1152,6 +1152,37 @@ static int test_whole_since(void)
 	return 0;
 }
 
+/* A refused whole-file write is due again one max_age after the refusal. */
+static int test_whole_refused(void)
+{
+	struct aipu_lbatch b;
+	struct aipu_lentry *e;
+	struct aipu_ltracker *t;
+
+	now = T0;
+	ltrack_init(&tr, slots, WHEEL_WIDTH, now);
+	t = ltrack_get(&tr, &keys[0], NULL);
+	CHECK(t);
+	ltrack_whole(&tr, t, T0);
+	now = T0 + 100;
+	e = take_at(T0 + 1, &b);
+	CHECK(e && e->kind == AIPU_L_WHOLE && e->time == T0);
+	ltrack_whole(&tr, t, T0 + 60);		/* dirtied while out */
+	ltrack_requeue_whole_refused(&tr, e, now);
+	ltrack_done_entry(&tr, e);
+	end_of_pass();
+	CHECK(!take_at(T0 + 61, &b) && !b.t);	/* not at its old times */
+	end_of_pass();
+	CHECK(!take_at(now, &b) && !b.t);
+	end_of_pass();
+	e = take_at(now + 1, &b);
+	CHECK(e && e->kind == AIPU_L_WHOLE && e->time == now);
+	ltrack_done_entry(&tr, e);	/* written clean: the file is freed */
+	end_of_pass();
+	CHECK(!take_at(now + 1, &b) && !b.t && ltrack_idle(&tr));
+	return 0;
+}
+
 static int test_model(void)
 {
 	return model(unit_seed(3), 0);
@@ -1167,6 +1198,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	RUN(test_handback);
 	RUN(test_whole_since);
+	RUN(test_whole_refused);
 	RUN(test_model);
 	RUN(test_model_failing);
 	return unit_done();
