@@ -106,7 +106,12 @@ static inline unsigned long aipu_write_range(struct address_space *m,
 {
 	bool whole = end == ULONG_MAX;
 	struct writeback_control wbc = {
-		.sync_mode = WB_SYNC_NONE,
+		/*
+		 * A DAX mapping's ->writepages (dax_writeback_mapping_range())
+		 * writes the CPU caches back only for WB_SYNC_ALL: the data is
+		 * in persistent memory already, so that waits for no I/O.
+		 */
+		.sync_mode = IS_DAX(m->host) ? WB_SYNC_ALL : WB_SYNC_NONE,
 		.nr_to_write = min_t(unsigned long, nr, LONG_MAX),
 		.range_start = (loff_t)start << PAGE_SHIFT,
 		.range_end = whole ? LLONG_MAX : ((loff_t)end << PAGE_SHIFT) - 1,

@@ -199,6 +199,8 @@ int ltrack_pages_fast(struct aipu_ltracker *t, pgoff_t start,
 		      struct aipu_ldelta *dl, bool ask);
 void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		  unsigned long time);
+void ltrack_whole_dax(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		      unsigned long time);
 void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		 unsigned long time, bool was_clean);
 bool ltrack_meta_fast(struct aipu_ltracker *t, bool was_clean);

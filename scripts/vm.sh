@@ -178,8 +178,8 @@ while [ $# -gt 0 ]; do
 		;;
 	--append)
 		need_arg "$@"
-		[[ $2 =~ ^[A-Za-z0-9_.,=:/+-]+$ ]] ||
-			die_usage "--append takes one kernel parameter (letters, digits and _ . , = : / + -), not '$2'."
+		[[ $2 =~ ^[A-Za-z0-9_.,=:/+!-]+$ ]] ||
+			die_usage "--append takes one kernel parameter (letters, digits and _ . , = : / + ! -), not '$2'."
 		vng_opts+=(--append "$2")
 		shift 2
 		;;

@@ -20,6 +20,10 @@
 #                      machine of this kind seen, against 1,300 s on others)
 #   AIPU_TEST_TIMEOUT  seconds one test may take (default 600)
 #
+# Every boot reserves 64 MiB of the guest's 2 GiB as emulated persistent
+# memory (memmap=64M!1536M: a legacy e820 region, /dev/pmem0 once nd_e820
+# and nd_pmem are loaded) for t_dax.
+#
 # The host-side unit tests of blkevents.py and dirty.py run first and count
 # as one test. Each kernel's console goes to build/vmtest/<kver>/console.log,
 # with the tests' logs and traces beside it. The last line is the total over
@@ -98,7 +102,8 @@ for k in "${kvers[@]}"; do
 		kopt=(--kernel-tree "$(tree_of "$k")")
 	fi
 	AIPU_VM_TIMEOUT=${AIPU_VM_TIMEOUT:-2700} AIPU_TEST_TIMEOUT=${AIPU_TEST_TIMEOUT:-600} \
-		scripts/vm.sh "${kopt[@]}" --disk nullblk --out "$out" --verbose -- \
+		scripts/vm.sh "${kopt[@]}" --disk nullblk --out "$out" --verbose \
+		--append 'memmap=64M!1536M' -- \
 		tests/vm/run-guest.sh "${tests[@]}" 2>&1 | tee "$out/console.log"
 	rc=${PIPESTATUS[0]}
 	set -e

@@ -289,8 +289,14 @@ static bool meta_fast(struct aipu_ltracker *t, bool was_clean)
 	return done;
 }
 
-/* The inode itself, or its lazytime timestamps alone (@times), dirtied. */
-static noinline void inode_dirty(struct inode *inode, bool times)
+/* What a writeback_mark_inode_dirty event dirtied that aipu bounds. */
+enum inode_dirtying {
+	DIRTY_META,	/* the inode itself */
+	DIRTY_TIMES,	/* its lazytime timestamps alone */
+	DIRTY_DAX,	/* a DAX mapping's entries: see probe_inode_dirty() */
+};
+
+static noinline void inode_dirty(struct inode *inode, enum inode_dirtying how)
 {
 	unsigned long state = aipu_inode_state(inode), irqflags;
 	struct aipu_ltracker *t;
@@ -312,15 +318,17 @@ static noinline void inode_dirty(struct inode *inode, bool times)
 		untracked(0);
 		return;
 	}
-	if (!times && t && meta_fast(t, !(state & I_DIRTY_INODE))) {
+	if (how == DIRTY_META && t && meta_fast(t, !(state & I_DIRTY_INODE))) {
 		rcu_read_unlock();
 		return;
 	}
 	d = lock_live(d, &t, &irqflags);
 	t = aipu_mapping_tracker(d, &inode->i_data, t, &gone);
-	if (t && times) {
+	if (t && how == DIRTY_TIMES) {
 		d->st.times_dirtied += !(state & I_DIRTY_TIME);
 		ltrack_times(&d->tr, t, jiffies, !(state & I_DIRTY_TIME));
+	} else if (t && how == DIRTY_DAX) {
+		ltrack_whole_dax(&d->tr, t, jiffies);
 	} else if (t) {
 		d->st.meta_dirtied += !(state & I_DIRTY_INODE);
 		ltrack_meta(&d->tr, t, jiffies, !(state & I_DIRTY_INODE));
@@ -338,6 +346,12 @@ static noinline void inode_dirty(struct inode *inode, bool times)
  * Only the inode itself or its lazytime timestamps alone.  Every page
  * dirtied comes here too (I_DIRTY_PAGES), so that is told first, before
  * anything else is set up.
+ *
+ * But a store through a DAX mapping dirties no page: dax_insert_entry()
+ * tags the entry dirty and marks the inode I_DIRTY_PAGES, and only
+ * ->writepages (dax_writeback_mapping_range()) writes the CPU caches back
+ * to the persistent memory.  So on a DAX inode that dirtying bounds the
+ * whole file, from now.
  */
 static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 {
@@ -345,8 +359,12 @@ static void probe_inode_dirty(void *data, struct inode *inode, int flags)
 
 	if (unlikely(READ_ONCE(aipu_evict_lost)))
 		return;		/* src/canary.c: Linux's to write now */
-	if ((flags & I_DIRTY_INODE) || times)
-		inode_dirty(inode, times);
+	if (flags & I_DIRTY_INODE)
+		inode_dirty(inode, DIRTY_META);
+	else if (times)
+		inode_dirty(inode, DIRTY_TIMES);
+	else if ((flags & I_DIRTY_PAGES) && IS_DAX(inode))
+		inode_dirty(inode, DIRTY_DAX);
 }
 
 /*

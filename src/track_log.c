@@ -218,6 +218,22 @@ void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 }
 
 /*
+ * A DAX mapping was dirtied (src/hook.c): no page of it is in the page
+ * cache to date, so the whole file is due at @time, as a fallback's is,
+ * but not counted as one: this is how such a file is bounded.
+ */
+void ltrack_whole_dax(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+		      unsigned long time)
+{
+	aipu_ltracker_lock(t);
+	if (t->whole.state == AIPU_L_ISSUING)
+		whole_again(&t->whole, time);
+	else if (t->whole.state == AIPU_L_IDLE)
+		whole_by(tr, t, time);
+	aipu_ltracker_unlock(t);
+}
+
+/*
  * Bound @t's pages dirtied at @time or later by its whole-file entry: queue
  * it at @time (a fallback) or move it earlier, wherever it is (one being
  * written puts back what it finds still dirty at its own time).
