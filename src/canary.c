@@ -27,13 +27,15 @@
 #include <linux/fs.h>
 #include <linux/mount.h>
 #include <linux/pseudo_fs.h>
+#include <linux/cache.h>
 #include <linux/rcupdate.h>
 
 #include "aipu.h"
 
 #define AIPU_CANARY_MAGIC 0x61697075	/* "aipu" */
 
-bool aipu_evict_lost;
+/* Read by the probes at every dirtying; written once, if ever. */
+bool aipu_evict_lost __read_mostly;
 
 static struct vfsmount *canary_mnt;
 static struct inode *canary;		/* the tick's inode while it goes */

@@ -194,19 +194,27 @@ static void whole_again(struct aipu_lentry *w, unsigned long time)
 }
 
 /*
- * Bound the whole file by @time: memory ran out, or the cap.  Already
- * queued means an older time is set; being written, that the flusher puts
- * it back when done (ltrack_done_entry()).
+ * Bound the whole file by @time.  Already queued means an older time is
+ * set; being written, that the flusher puts it back when done
+ * (ltrack_done_entry()).  True if it was idle: queued now.
  */
-static void whole_fallback(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-			   unsigned long time)
+static bool whole_queue(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			unsigned long time)
 {
 	if (t->whole.state == AIPU_L_ISSUING)
 		whole_again(&t->whole, time);
 	if (t->whole.state != AIPU_L_IDLE)
-		return;
-	tr->st.fallbacks++;
+		return false;
 	whole_by(tr, t, time);
+	return true;
+}
+
+/* Memory ran out, or the cap: a fallback, counted. */
+static void whole_fallback(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+			   unsigned long time)
+{
+	if (whole_queue(tr, t, time))
+		tr->st.fallbacks++;
 }
 
 void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
@@ -226,10 +234,7 @@ void ltrack_whole_dax(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		      unsigned long time)
 {
 	aipu_ltracker_lock(t);
-	if (t->whole.state == AIPU_L_ISSUING)
-		whole_again(&t->whole, time);
-	else if (t->whole.state == AIPU_L_IDLE)
-		whole_by(tr, t, time);
+	whole_queue(tr, t, time);
 	aipu_ltracker_unlock(t);
 }
 

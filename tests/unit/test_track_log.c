@@ -1111,20 +1111,34 @@ static void end_of_pass(void)
  * was out, what stayed dirty keeps the old time; one written clean with a
  * dirtying seen meanwhile (ltrack_done_entry()) goes back at that time.
  */
+/*
+ * One file bounded as a whole at T0 and taken at T0 + 100: the entry out,
+ * its tracker in *@t.
+ */
+static struct aipu_lentry *whole_taken(struct aipu_ltracker **t,
+				       struct aipu_lbatch *b)
+{
+	struct aipu_lentry *e;
+
+	now = T0;
+	ltrack_init(&tr, slots, WHEEL_WIDTH, now);
+	*t = ltrack_get(&tr, &keys[0], NULL);
+	if (!*t)
+		return NULL;
+	ltrack_whole(&tr, *t, T0);
+	now = T0 + 100;
+	e = take_at(T0 + 1, b);
+	return e && e->kind == AIPU_L_WHOLE && e->time == T0 ? e : NULL;
+}
+
 static int test_whole_since(void)
 {
 	struct aipu_lbatch b;
 	struct aipu_lentry *e;
 	struct aipu_ltracker *t;
 
-	now = T0;
-	ltrack_init(&tr, slots, WHEEL_WIDTH, now);
-	t = ltrack_get(&tr, &keys[0], NULL);
-	CHECK(t);
-	ltrack_whole(&tr, t, T0);
-	now = T0 + 100;
-	e = take_at(T0 + 1, &b);
-	CHECK(e && e->kind == AIPU_L_WHOLE && e->time == T0);
+	e = whole_taken(&t, &b);
+	CHECK(e);
 	ltrack_whole(&tr, t, T0 + 60);		/* dirtied while out */
 	ltrack_whole(&tr, t, T0 + 50);
 	ltrack_requeue_whole_since(&tr, e);
@@ -1159,14 +1173,8 @@ static int test_whole_refused(void)
 	struct aipu_lentry *e;
 	struct aipu_ltracker *t;
 
-	now = T0;
-	ltrack_init(&tr, slots, WHEEL_WIDTH, now);
-	t = ltrack_get(&tr, &keys[0], NULL);
-	CHECK(t);
-	ltrack_whole(&tr, t, T0);
-	now = T0 + 100;
-	e = take_at(T0 + 1, &b);
-	CHECK(e && e->kind == AIPU_L_WHOLE && e->time == T0);
+	e = whole_taken(&t, &b);
+	CHECK(e);
 	ltrack_whole(&tr, t, T0 + 60);		/* dirtied while out */
 	ltrack_requeue_whole_refused(&tr, e, now);
 	ltrack_done_entry(&tr, e);
