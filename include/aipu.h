@@ -294,6 +294,8 @@ void aipu_kupdate_update(void);
 bool aipu_kupdate_is_off(void);
 unsigned long aipu_handover_left_ms(void);
 bool aipu_handover_waiting(void);
+bool aipu_handover_owns(struct inode *inode);
+bool aipu_handover_owns_unlocked(struct inode *inode);
 
 /* proc.c */
 struct file;

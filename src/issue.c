@@ -392,10 +392,12 @@ static enum whole_result issue_whole(struct aipu_dev *d, struct aipu_lentry *e,
 							WHOLE_CLEAN;
 }
 
+/* Not while the handover owns the inode: see aipu_handover_owns(). */
 static bool issue_meta(struct aipu_dev *d, struct aipu_lentry *e,
 		       struct inode *inode, bool write, struct outcome *o)
 {
-	if (write && (aipu_inode_state(inode) & I_DIRTY_INODE)) {
+	if (write && (aipu_inode_state(inode) & I_DIRTY_INODE) &&
+	    !aipu_handover_owns_unlocked(inode)) {
 		WRITE_ONCE(d->inherit_time, e->time);
 		WRITE_ONCE(d->inheritor, current);
 		sync_inode_metadata(inode, 0);

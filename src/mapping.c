@@ -341,7 +341,9 @@ enum aipu_pin_result aipu_pin(struct aipu_ltracker *t, struct aipu_pin *p,
  * undone).  An inode being evicted is not touched: igrab()'s test, under
  * i_lock, so it cannot be freed before the reference is ours.  Not on a
  * frozen super block (sb_frozen()), where nothing is dirty, and where the
- * last iput() of an inode unlinked meanwhile would wait for a thaw.  The
+ * last iput() of an inode unlinked meanwhile would wait for a thaw.  Nor
+ * on an inode the handover still owns (aipu_handover_owns(): a new
+ * dirtied_when would hide pages aipu never saw from Linux).  The
  * LRU's reference is never the last of an unlinked inode: that one's
  * last iput() set I_FREEING and waits for I_SYNC in evict().
  */
@@ -355,7 +357,7 @@ static void unpin_sync(struct inode *inode, bool wrote)
 	state = aipu_inode_state(inode);
 	settle = wrote && !sb_frozen(inode->i_sb) && (state & I_DIRTY_PAGES) &&
 		 !(state & (I_DIRTY_INODE | I_SYNC | I_NEW | I_FREEING |
-			    I_WILL_FREE));
+			    I_WILL_FREE)) && !aipu_handover_owns(inode);
 	unused = !atomic_read(&inode->i_count) &&
 		 !(state & (I_DIRTY_ALL | I_FREEING | I_WILL_FREE));
 	if (settle || unused)

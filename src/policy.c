@@ -25,11 +25,15 @@
 #include <linux/fs.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
+#include <linux/lockdep.h>
 #include <linux/mutex.h>
+#include <linux/pagemap.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/writeback.h>
 
 #include "aipu.h"
+#include "aipu_compat.h"
 
 /* Linux's default bound, dirty_expire 30 s + dirty_writeback 5 s, + slack. */
 #define AIPU_UNTRACKED_MS 40000
@@ -265,6 +269,39 @@ static bool linux_holds(void)
 	return (READ_ONCE(aipu_handover_ms) &&
 		aipu_handover_holds(READ_ONCE(watched_from))) ||
 	       (untracked(&at) && aipu_handover_holds(at));
+}
+
+/*
+ * Linux's periodic writeback must still find @inode by its dirtied_when:
+ * dirtied at or before a mark linux_holds() asks about, it may hold pages
+ * aipu never saw, and only that time brings them to Linux's writeback.
+ * The kernel's bookkeeping after a write (writeback_single_inode():
+ * redirty_tail_locked()) gives an inode with pages still dirty a new
+ * dirtied_when, which would end the handover with them unwritten; so
+ * aipu leaves such an inode where it is, to be written whole at its
+ * expiry, as Linux would have.  i_lock held (dirtied_when).
+ */
+bool aipu_handover_owns(struct inode *inode)
+{
+	unsigned long at, when = inode->dirtied_when;
+
+	lockdep_assert_held(&inode->i_lock);
+	if (!(aipu_inode_state(inode) & I_DIRTY_PAGES) ||
+	    !mapping_tagged(inode->i_mapping, PAGECACHE_TAG_DIRTY))
+		return false;
+	return (READ_ONCE(aipu_handover_ms) &&
+		!time_after(when, READ_ONCE(watched_from))) ||
+	       (untracked(&at) && !time_after(when, at));
+}
+
+bool aipu_handover_owns_unlocked(struct inode *inode)
+{
+	bool owns;
+
+	spin_lock(&inode->i_lock);
+	owns = aipu_handover_owns(inode);
+	spin_unlock(&inode->i_lock);
+	return owns;
 }
 
 /* Looked at under the clocks too, so that their end finds an answer. */

@@ -455,9 +455,14 @@ if [ "$kb" -ne 0 ]; then
 	grep -E '^(Dirty|Writeback):' /proc/meminfo | sed 's/^/# /'
 	debugfs_mount
 	for fs in "${FILESYSTEMS[@]}" raw; do
-		grep -E '^Bdi(Writeback|Reclaimable):' "/sys/kernel/debug/bdi/$(disk_majmin "${DEV[$fs]}")/stats" |
-			sed "s/^/# $fs: /"
+		grep -E '^(Bdi(Writeback|Reclaimable)|b_(dirty|io|more_io|dirty_time)):' \
+			"/sys/kernel/debug/bdi/$(disk_majmin "${DEV[$fs]}")/stats" | tr '\n' ' ' |
+			sed "s/^/# $fs: /; s/\$/\n/"
 	done
+	[ -r "$AIPU_SYSFS/devices" ] && sed 's/^/# devices: /' "$AIPU_SYSFS/devices"
+	# How late, for the next reader: wait up to a minute more.
+	while [ "$(dirty_kb)" -ne 0 ] && [ $(($(now_ms) - t0)) -lt $((limit_ms + 60000)) ]; do sleep 0.2; done
+	log "dirty and writeback pages: $(dirty_kb) kB after $(($(now_ms) - t0)) ms"
 fi
 
 
