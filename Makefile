@@ -13,7 +13,7 @@
 #                      (TRIALS=10 per policy and kernel; ~45 s a trial)
 # make bench           the benchmark suite (bench/README.md): device model x
 #                      policy x workload on 6.1 and 6.12, tables and plots
-#                      in bench/results/ (~2 h 15 min a kernel: docs/results.md);
+#                      in build/bench/ (~2 h 15 min a kernel: docs/results.md);
 #                      QUICK=1: a small matrix, under 15 minutes;
 #                      KVERS="..." to pick kernels, MODELS="..." models;
 #                      then the scale benchmark (make bench-scale)
@@ -130,7 +130,7 @@ debugtest:
 
 # The user-space scale benchmark of the log-based queue (src/track_log.c with
 # log.c, live.c, flog.c and wheel.c) on the host's CPU (bench/scale/README.md):
-# bench/results/<date>-host-scale/ (SCALE_OUT=DIR elsewhere: not OUT, which a
+# build/bench/<date>-host-scale/ (SCALE_OUT=DIR elsewhere: not OUT, which a
 # command line would hand down to the sub-makes' own OUT), about 10 min;
 # QUICK=1: sizes up to 100,000, under a minute.
 .PHONY: bench-scale

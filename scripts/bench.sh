@@ -39,7 +39,7 @@
 # (random, bursty, rewrite, db, every row; 6 trials of random, 1 of the
 # others) plus overhead; --quick = random, rows kernel, pu, aipu and
 # aipu:pace=0, one trial; --smoke = make check's. Results:
-# bench/results/<date>-<kver>-host[-quick|-smoke]/ (or --out), model
+# build/bench/<date>-<kver>-host[-quick|-smoke]/ (or --out), model
 # directory host/.
 #
 # Modes:
@@ -62,7 +62,7 @@
 # guest on the same kernels, one boot each (bench/scale/guest-run.sh
 # [--quick]; bench/scale/README.md): about 50 min a kernel, 10 with --quick.
 #
-# Results: DIR (default bench/results/<date>-<kver>[-quick|-smoke]/, one per
+# Results: DIR (default build/bench/<date>-<kver>[-quick|-smoke]/, one per
 # kernel): env.txt (kernel, QEMU, fio, commit, mode), <model>/ (the guest's
 # env.txt, probe.json, dmesg.txt, guest.log, and <workload>/<row>/trial<N>.*),
 # summary.md, summary.json and plots/. With several kernels and --out, DIR
@@ -224,7 +224,7 @@ run_host() {
 
 	suffix=-host
 	[ "$mode" = full ] || suffix=-host-$mode
-	dir=${out:-$root/bench/results/$(date +%Y-%m-%d)-$kver$suffix}
+	dir=${out:-$root/build/bench/$(date +%Y-%m-%d)-$kver$suffix}
 	mdir=$dir/host
 	sysblk=/sys/block/$(basename "$DEV")
 	rm -rf "$dir"
@@ -364,7 +364,7 @@ status=0
 start=$(date +%s)
 for k in $kernels; do
 	if [ -z "$out" ]; then
-		dir=$root/bench/results/$(date +%Y-%m-%d)-$k$suffix
+		dir=$root/build/bench/$(date +%Y-%m-%d)-$k$suffix
 	elif [ "$nk" -gt 1 ]; then
 		dir=$out/$k
 	else

@@ -11,7 +11,7 @@
 # one holds a backlog, under aipu and under Linux's writeback). Then
 # bench/scale/guest_report.py writes summary.md, summary.json and
 # plots/guest-scale.png into
-# bench/results/<date>-<kver>-guest-scale[-quick]/.
+# build/bench/<date>-<kver>-guest-scale[-quick]/.
 #
 #   bench/scale/guest-run.sh [--quick] [--kernel KVER]... [--trials N]
 #                            [--tree-trials N] [--mib M] [--phases "calib random tree two look"]
@@ -39,7 +39,7 @@
 # else the host runs, where QEMU's CPU time varies by 5-15 % a trial. It
 # counts no cache miss or lock wait, which the host's user-space figures
 # (bench/scale/run.sh) measure. Results go to
-# bench/results/<date>-<kver>-guest-scale-icount/.
+# build/bench/<date>-<kver>-guest-scale-icount/.
 # The uncompressed tar is made once on the host from
 # /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)
 # into /var/tmp/aipu-scale-guest/ (xz under TCG would take minutes and is
@@ -178,7 +178,7 @@ nk=$(wc -w <<<"$kernels")
 status=0
 for k in $kernels; do
 	if [ -z "$out" ]; then
-		dir=$root/bench/results/$(date -u +%Y-%m-%d)-$k$suffix
+		dir=$root/build/bench/$(date -u +%Y-%m-%d)-$k$suffix
 	elif [ "$nk" -gt 1 ]; then
 		dir=$out/$k
 	else

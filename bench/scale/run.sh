@@ -4,7 +4,7 @@
 # The scale benchmark (bench/scale/README.md): builds bench/scale/scale (the
 # module's log-based queue, src/track_log.c with src/flog.c, src/log.c,
 # src/live.c and src/wheel.c, in user space), runs it on the host's CPU at
-# nice 5, and writes bench/results/<date>-host-scale/ (-quick appended with
+# nice 5, and writes build/bench/<date>-host-scale/ (-quick appended with
 # --quick):
 #
 #   summary.md   how it was run (command, date, commit, host CPU, compiler,
@@ -20,7 +20,7 @@
 # Usage: bench/scale/run.sh [--quick] [--rounds N] [--out DIR] [--only LIST]
 #   --quick      sizes up to 100,000 pages and files, 2 rounds (under a minute)
 #   --rounds N   rounds per measurement (default 3)
-#   --out DIR    results directory (default bench/results/<date>-host-scale)
+#   --out DIR    results directory (default build/bench/<date>-host-scale)
 #   --only LIST  comma-separated sections: noise, pages, files, threads,
 #                holds, evict, steady, repeat (memory comes with pages,
 #                files and holds; the 50-us criterion with holds, evict
@@ -66,7 +66,7 @@ done
 date=$(date -u +%Y-%m-%d)
 suffix=
 [ "$quick" -eq 0 ] || suffix=-quick
-dir=${out:-$root/bench/results/$date-host-scale$suffix}
+dir=${out:-$root/build/bench/$date-host-scale$suffix}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
