@@ -185,7 +185,7 @@ enum aipu_pin_how { AIPU_PIN_SYNC, AIPU_PIN_REF };
 struct address_space;
 
 /*
- * Inline, as the probe calls them on every page (docs/design.md §4, the
+ * Inline, as the probe calls them on every page (docs/design.md §2, the
  * probe's instructions): @t's device, and @t's own lock.
  */
 static inline struct aipu_dev *aipu_tracker_dev(struct aipu_ltracker *t)
@@ -294,8 +294,8 @@ void aipu_kupdate_update(void);
 bool aipu_kupdate_is_off(void);
 unsigned long aipu_handover_left_ms(void);
 bool aipu_handover_waiting(void);
+bool aipu_handover_owns_locked(struct inode *inode);
 bool aipu_handover_owns(struct inode *inode);
-bool aipu_handover_owns_unlocked(struct inode *inode);
 
 /* proc.c */
 struct file;
@@ -328,6 +328,8 @@ struct aipu_extent;
 unsigned long aipu_issue_batch(struct aipu_dev *d, struct aipu_ltracker *t,
 			       const struct aipu_extent *x, unsigned int n,
 			       enum aipu_issue_how how);
+bool aipu_write_meta(struct aipu_dev *d, struct inode *inode,
+		     unsigned long time);
 unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
 			       enum aipu_issue_how how);
 

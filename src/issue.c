@@ -392,18 +392,30 @@ static enum whole_result issue_whole(struct aipu_dev *d, struct aipu_lentry *e,
 							WHOLE_CLEAN;
 }
 
-/* Not while the handover owns the inode: see aipu_handover_owns(). */
+/*
+ * Write @inode's metadata (sync_inode_metadata(), WB_SYNC_NONE) for an
+ * entry of @time: a buffer the write dirties inherits @time (hook.c), so
+ * it goes out in this pass.  Not while the handover owns the inode: see
+ * aipu_handover_owns_locked().  Returns true if it wrote.
+ */
+bool aipu_write_meta(struct aipu_dev *d, struct inode *inode,
+		     unsigned long time)
+{
+	if (aipu_handover_owns(inode))
+		return false;
+	WRITE_ONCE(d->inherit_time, time);
+	WRITE_ONCE(d->inheritor, current);
+	sync_inode_metadata(inode, 0);
+	WRITE_ONCE(d->inheritor, NULL);
+	return true;
+}
+
 static bool issue_meta(struct aipu_dev *d, struct aipu_lentry *e,
 		       struct inode *inode, bool write, struct outcome *o)
 {
 	if (write && (aipu_inode_state(inode) & I_DIRTY_INODE) &&
-	    !aipu_handover_owns_unlocked(inode)) {
-		WRITE_ONCE(d->inherit_time, e->time);
-		WRITE_ONCE(d->inheritor, current);
-		sync_inode_metadata(inode, 0);
-		WRITE_ONCE(d->inheritor, NULL);
+	    aipu_write_meta(d, inode, e->time))
 		o->meta = 1;
-	}
 	return aipu_inode_state(inode) & I_DIRTY_INODE;
 }
 

@@ -56,12 +56,7 @@ static void times_one(struct aipu_dev *d, struct aipu_lentry *r,
 	switch (aipu_pin(r->t, &p, AIPU_PIN_REF)) {
 	case AIPU_PIN_OK:
 		dirty = aipu_inode_state(p.inode) & I_DIRTY_TIME;
-		if (write && dirty && !aipu_handover_owns_unlocked(p.inode)) {
-			/* A buffer it dirties goes out in this pass. */
-			WRITE_ONCE(d->inherit_time, time);
-			WRITE_ONCE(d->inheritor, current);
-			sync_inode_metadata(p.inode, 0);
-			WRITE_ONCE(d->inheritor, NULL);
+		if (write && dirty && aipu_write_meta(d, p.inode, time)) {
 			dirty = aipu_inode_state(p.inode) & I_DIRTY_TIME;
 			written = !dirty;
 		}

@@ -357,7 +357,7 @@ static void unpin_sync(struct inode *inode, bool wrote)
 	state = aipu_inode_state(inode);
 	settle = wrote && !sb_frozen(inode->i_sb) && (state & I_DIRTY_PAGES) &&
 		 !(state & (I_DIRTY_INODE | I_SYNC | I_NEW | I_FREEING |
-			    I_WILL_FREE)) && !aipu_handover_owns(inode);
+			    I_WILL_FREE)) && !aipu_handover_owns_locked(inode);
 	unused = !atomic_read(&inode->i_count) &&
 		 !(state & (I_DIRTY_ALL | I_FREEING | I_WILL_FREE));
 	if (settle || unused)

@@ -259,21 +259,36 @@ static bool clock_running(unsigned long now)
 }
 
 /*
- * Linux still holds an inode dirtied before the load (unless handover_ms is
- * 0: the user synced) or before the last page aipu could not track.
+ * The marks the handover asks about: the load (unless
+ * handover_ms is 0: the user synced) and the last page aipu could not
+ * track.  Returns how many of @mark[2] are set.
  */
+static int handover_marks(unsigned long *mark)
+{
+	int n = 0;
+
+	if (READ_ONCE(aipu_handover_ms))
+		mark[n++] = READ_ONCE(watched_from);
+	if (untracked(&mark[n]))
+		n++;
+	return n;
+}
+
+/* Linux still holds an inode dirtied at or before one of the marks. */
 static bool linux_holds(void)
 {
-	unsigned long at;
+	unsigned long mark[2];
+	int i, n = handover_marks(mark);
 
-	return (READ_ONCE(aipu_handover_ms) &&
-		aipu_handover_holds(READ_ONCE(watched_from))) ||
-	       (untracked(&at) && aipu_handover_holds(at));
+	for (i = 0; i < n; i++)
+		if (aipu_handover_holds(mark[i]))
+			return true;
+	return false;
 }
 
 /*
  * Linux's periodic writeback must still find @inode by its dirtied_when:
- * dirtied at or before a mark linux_holds() asks about, it may hold pages
+ * dirtied at or before a mark the handover asks about, it may hold pages
  * aipu never saw, and only that time brings them to Linux's writeback.
  * The kernel's bookkeeping after a write (writeback_single_inode():
  * redirty_tail_locked()) gives an inode with pages still dirty a new
@@ -281,25 +296,28 @@ static bool linux_holds(void)
  * aipu leaves such an inode where it is, to be written whole at its
  * expiry, as Linux would have.  i_lock held (dirtied_when).
  */
-bool aipu_handover_owns(struct inode *inode)
+bool aipu_handover_owns_locked(struct inode *inode)
 {
-	unsigned long at, when = inode->dirtied_when;
+	unsigned long mark[2], when = inode->dirtied_when;
+	int i, n;
 
 	lockdep_assert_held(&inode->i_lock);
 	if (!(aipu_inode_state(inode) & I_DIRTY_PAGES) ||
 	    !mapping_tagged(inode->i_mapping, PAGECACHE_TAG_DIRTY))
 		return false;
-	return (READ_ONCE(aipu_handover_ms) &&
-		!time_after(when, READ_ONCE(watched_from))) ||
-	       (untracked(&at) && !time_after(when, at));
+	n = handover_marks(mark);
+	for (i = 0; i < n; i++)
+		if (!time_after(when, mark[i]))
+			return true;
+	return false;
 }
 
-bool aipu_handover_owns_unlocked(struct inode *inode)
+bool aipu_handover_owns(struct inode *inode)
 {
 	bool owns;
 
 	spin_lock(&inode->i_lock);
-	owns = aipu_handover_owns(inode);
+	owns = aipu_handover_owns_locked(inode);
 	spin_unlock(&inode->i_lock);
 	return owns;
 }
