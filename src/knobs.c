@@ -40,7 +40,7 @@ MODULE_PARM_DESC(handover_ms, "Keep Linux's periodic writeback on this long afte
 module_param_named(stage_interval_ms, aipu_stage_interval_ms, uint, 0444);
 MODULE_PARM_DESC(stage_interval_ms, "stage: minimum interval C between staged batches, 0 = at once (default 1000)");
 module_param_named(stage_batch, aipu_stage_batch, uint, 0444);
-MODULE_PARM_DESC(stage_batch, "stage: page runs per staged batch (default 1)");
+MODULE_PARM_DESC(stage_batch, "stage: pages per staged batch, oldest files first (default 1)");
 module_param(write_alloc, charp, 0444);
 MODULE_PARM_DESC(write_alloc, "update: written pages stay cached; purge: dropped once clean (default update)");
 module_param_named(pace, aipu_pace, uint, 0444);
