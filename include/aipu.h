@@ -25,6 +25,7 @@
  *   proc.c     /proc as the initial namespaces see it
  *   knobs.c    tunables, mirrored as module parameters
  *   sysfs.c    /sys/kernel/aipu/
+ *   debugfs.c  /sys/kernel/debug/aipu/: every device's line
  *
  * Calls go down this list's dependency order, never in a circle: flusher
  * uses canary, wbq, issue, policy, purge, lazytime, mapping, dev, track and
@@ -415,5 +416,12 @@ u64 aipu_mem_objects(void);
 /* sysfs.c */
 int aipu_sysfs_init(void);
 void aipu_sysfs_exit(void);
+/* The longest line of devices: a name and seven numbers with their names. */
+#define AIPU_DEV_LINE_MAX 320
+int aipu_dev_line(struct aipu_dev *d, char *line, size_t size);
+
+/* debugfs.c */
+void aipu_debugfs_init(void);
+void aipu_debugfs_exit(void);
 
 #endif /* AIPU_H */

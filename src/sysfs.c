@@ -7,7 +7,8 @@
  *   max_age_ms, period_ms, pu_interval_ms, handover_ms, stage_interval_ms,
  *   stage_batch, pace, max_batch                  numbers (see knobs.c)
  *   stat            counters, one "name value" pair a line
- *   devices         one line a backing device aipu tracks
+ *   devices         one line a backing device aipu tracks (a page of
+ *                   them: debugfs.c lists them all)
  *   burst_hist      pages written per flusher pass: "low high passes"
  *   age_hist        pages written, by age in ms when written: "low high pages"
  *
@@ -103,28 +104,51 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 }
 
 /*
- * One line a backing device: its name (major:minor, as /sys/class/bdi), then
- * what stat says of it alone, and its flusher thread's pid (0: none yet).
+ * @d's line of devices into @line: its name (major:minor, as
+ * /sys/class/bdi), then what stat says of it alone, and its flusher
+ * thread's pid (0: none yet).  Returns the line's length.  An RCU reader.
+ */
+int aipu_dev_line(struct aipu_dev *d, char *line, size_t size)
+{
+	struct aipu_stats s;
+	unsigned long o;
+
+	aipu_dev_snapshot(d, &s, &o);
+	return scnprintf(line, size,
+			 "%s pages_tracked %llu mappings_tracked %llu oldest_age_ms %u pages_written %llu pages_late %llu flusher_runs %llu flusher_pid %d\n",
+			 d->name, s.pages_tracked, s.trackers,
+			 jiffies_to_msecs(o), s.pages_written, s.pages_late,
+			 s.flusher_runs, aipu_flusher_pid(d));
+}
+
+/* Room kept at the end of the page for the line that counts the rest. */
+#define AIPU_MORE_ROOM 96
+
+/*
+ * One line a backing device, as many as fit in a page (about 25), then,
+ * if some did not, one line that says how many and where they all are.
  */
 static ssize_t devices_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {
-	struct aipu_stats s;
+	char line[AIPU_DEV_LINE_MAX];
+	unsigned int more = 0;
 	struct aipu_dev *d;
-	unsigned long o;
-	int n = 0;
+	int n = 0, len;
 
 	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
-		aipu_dev_snapshot(d, &s, &o);
-		n += sysfs_emit_at(buf, n,
-				   "%s pages_tracked %llu mappings_tracked %llu oldest_age_ms %u pages_written %llu pages_late %llu flusher_runs %llu flusher_pid %d\n",
-				   d->name, s.pages_tracked, s.trackers,
-				   jiffies_to_msecs(o), s.pages_written,
-				   s.pages_late, s.flusher_runs,
-				   aipu_flusher_pid(d));
+		len = aipu_dev_line(d, line, sizeof(line));
+		if (more || n + len > PAGE_SIZE - AIPU_MORE_ROOM)
+			more++;
+		else
+			n += sysfs_emit_at(buf, n, "%s", line);
 	}
 	rcu_read_unlock();
+	if (more)
+		n += sysfs_emit_at(buf, n,
+				   "+%u more devices: /sys/kernel/debug/%s/devices lists all\n",
+				   more, AIPU_NAME);
 	return n;
 }
 
@@ -221,8 +245,10 @@ int aipu_sysfs_init(void)
 		goto out_free;
 	}
 	ret = sysfs_create_group(aipu_kobj, &group);
-	if (!ret)
+	if (!ret) {
+		aipu_debugfs_init();
 		return 0;
+	}
 	kobject_put(aipu_kobj);
 	aipu_kobj = NULL;
 out_free:
@@ -233,6 +259,7 @@ out_free:
 /* kobject_put() waits for stores in progress (kernfs active references). */
 void aipu_sysfs_exit(void)
 {
+	aipu_debugfs_exit();
 	if (aipu_kobj) {
 		sysfs_remove_group(aipu_kobj, &group);
 		kobject_put(aipu_kobj);
