@@ -30,7 +30,7 @@ set -euo pipefail
 aipu_require_ko
 aipu_loaded && die "aipu is already loaded"
 
-ROUNDS=20
+ROUNDS=10
 NFILES=50
 dev=$(disk_get)
 disk_prepare "$dev"

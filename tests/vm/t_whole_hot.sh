@@ -39,7 +39,7 @@ FIRST=4096
 HOT_N=32
 PERIOD_MS=200
 MAX_AGE_S=$((4 * $(time_scale)))
-HOT_S=$((5 * MAX_AGE_S))
+HOT_S=$((4 * MAX_AGE_S))
 tol=$(jiffy_s)
 dev=$(disk_get)
 disk_prepare "$dev"
