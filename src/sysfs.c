@@ -138,8 +138,13 @@ static ssize_t devices_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 	rcu_read_lock();
 	for (d = aipu_dev_next(NULL); d; d = aipu_dev_next(d)) {
+		/* Once the page is full the rest are only counted. */
+		if (more) {
+			more++;
+			continue;
+		}
 		len = aipu_dev_line(d, line, sizeof(line));
-		if (more || n + len > PAGE_SIZE - AIPU_MORE_ROOM)
+		if (n + len > PAGE_SIZE - AIPU_MORE_ROOM)
 			more++;
 		else
 			n += sysfs_emit_at(buf, n, "%s", line);
