@@ -187,6 +187,18 @@ void aipu_ltracker_remove(struct aipu_ltracker *t);
 /* @t's own lock: a spinning lock, taken with interrupts off. */
 void aipu_ltracker_lock(struct aipu_ltracker *t);
 void aipu_ltracker_unlock(struct aipu_ltracker *t);
+/*
+ * In every *_locked() helper: @t's own lock is held.  lockdep checks it
+ * (src/mapping.c); a kernel without lockdep, and the user-space builds,
+ * whose shims check their locks themselves, compile it away.
+ */
+#if defined(__KERNEL__) && defined(CONFIG_LOCKDEP)
+void aipu_ltracker_assert_held(struct aipu_ltracker *t);
+#else
+static inline void aipu_ltracker_assert_held(struct aipu_ltracker *t)
+{
+}
+#endif
 
 void ltrack_init(struct aipu_ltrack *tr, struct list_head *slots,
 		 unsigned long width, unsigned long now);

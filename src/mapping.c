@@ -25,6 +25,7 @@
 #include <linux/backing-dev.h>
 #include <linux/fs.h>
 #include <linux/hash.h>
+#include <linux/lockdep.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/rculist.h>
@@ -63,6 +64,13 @@ void aipu_ltracker_unlock(struct aipu_ltracker *t)
 {
 	raw_spin_unlock(aipu_ltracker_lock_of(t));
 }
+
+#ifdef CONFIG_LOCKDEP
+void aipu_ltracker_assert_held(struct aipu_ltracker *t)
+{
+	lockdep_assert_held(aipu_ltracker_lock_of(t));
+}
+#endif
 
 /* An RCU reader, or the device's lock held (which excludes changes). */
 static struct aipu_mapping *lookup(const void *key)

@@ -270,6 +270,7 @@ static void pages_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 {
 	unsigned long done;
 
+	aipu_ltracker_assert_held(t);
 	tr->st.pages_dirtied += nr;
 	if (entry_queued(&t->whole))
 		return;
@@ -491,6 +492,7 @@ void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 static void inherit_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 			   pgoff_t start, unsigned long nr, unsigned long time)
 {
+	aipu_ltracker_assert_held(t);
 	tr->st.pages_dirtied += nr;
 	if (entry_queued(&t->whole) || t->draining ||
 	    flog_inherit(&t->q, start, nr, time)) {
@@ -525,6 +527,7 @@ static void times_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 {
 	struct aipu_lentry *e = &t->times, *last;
 
+	aipu_ltracker_assert_held(t);
 	if (e->state == AIPU_L_ISSUING) {
 		if (was_clean)
 			e->time = time;	/* written meanwhile: requeued at it */
@@ -577,6 +580,7 @@ static void requeue_times_locked(struct aipu_ltrack *tr, struct aipu_lentry *e)
 {
 	struct list_head *pos = tr->times.prev;
 
+	aipu_ltracker_assert_held(e->t);
 	if (e->t->dead || e->state != AIPU_L_ISSUING)
 		return;
 	while (pos != &tr->times &&
@@ -828,6 +832,7 @@ static void done_pages_locked(struct aipu_ltrack *tr,
 {
 	unsigned long back = min(nr, t->out_pages);
 
+	aipu_ltracker_assert_held(t);
 	t->out_pages -= back;
 	tr->out_pages -= min(back, tr->out_pages);
 	if (t->dead) {
@@ -906,6 +911,7 @@ static void requeue_entry_locked(struct aipu_ltrack *tr, struct aipu_lentry *e)
 {
 	struct aipu_ltracker *t = e->t;
 
+	aipu_ltracker_assert_held(t);
 	if (!t->dead && e->state == AIPU_L_ISSUING) {
 		e->state = AIPU_L_RETRY;
 		if (list_empty(&t->retried))
@@ -980,6 +986,7 @@ static bool finished(const struct aipu_ltracker *t)
  */
 static bool put_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 {
+	aipu_ltracker_assert_held(t);
 	if (--t->users)
 		return false;
 	/*
@@ -1181,6 +1188,7 @@ static unsigned long whole_drain_locked(struct aipu_ltrack *tr,
 {
 	unsigned long left = budget;
 
+	aipu_ltracker_assert_held(t);
 	if (t->dead || t->whole.state == AIPU_L_ISSUING)
 		return 0;	/* its walk may be past a page we would free */
 	if (!t->draining) {
