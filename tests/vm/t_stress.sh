@@ -463,6 +463,29 @@ if [ "$kb" -ne 0 ]; then
 	# How late, for the next reader: wait up to a minute more.
 	while [ "$(dirty_kb)" -ne 0 ] && [ $(($(now_ms) - t0)) -lt $((limit_ms + 60000)) ]; do sleep 0.2; done
 	log "dirty and writeback pages: $(dirty_kb) kB after $(($(now_ms) - t0)) ms"
+	# Which pages held them: the dirty pages of every file and of each
+	# block device's own cache (file system metadata, which sync writes
+	# through sync_bdevs() and so without a writeback_single_inode
+	# line); then the inodes a sync writes, with their state and age.
+	trace=/sys/kernel/debug/tracing
+	if [ "$(dirty_kb)" -ne 0 ] && [ -d "$trace/events/writeback" ]; then
+		files=()
+		for fs in "${FILESYSTEMS[@]}"; do
+			files+=("${DEV[$fs]}")
+			mapfile -t -O "${#files[@]}" files < <(find "${MNT[$fs]}" -xdev -type f)
+		done
+		python3 "$TESTS_DIR/dirtypages.py" "${files[@]}" "${DEV[raw]}" 2>&1 |
+			grep -v ': 0 dirty, 0 under' | sed 's/^/# cache: /' || true
+		echo >"$trace/trace"
+		echo 1 >"$trace/events/writeback/writeback_single_inode/enable"
+		sync
+		echo 0 >"$trace/events/writeback/writeback_single_inode/enable"
+		grep -v '^#' "$trace/trace" | sed 's/^ */# sync wrote: /' | head -n 40 || true
+		log "after that sync: $(dirty_kb) kB dirty or under writeback"
+		for fs in "${FILESYSTEMS[@]}"; do
+			log "$fs inodes: $(find "${MNT[$fs]}" -xdev -printf '%i:%P ' 2>/dev/null | head -c 600)"
+		done
+	fi
 fi
 
 
@@ -491,6 +514,7 @@ aipu_dump
 # ------------------------------------------ 3. every byte, from the disk
 for fs in "${FILESYSTEMS[@]}"; do
 	timeout 120 umount "${MNT[$fs]}" || die "final umount of $fs failed"
+	log "$fs unmounted: $(dirty_kb) kB dirty or under writeback in the guest"
 	mount -t "$fs" "${DEV[$fs]}" "${MNT[$fs]}" || die "final mount of $fs failed"
 	for n in w0 w1; do
 		shadow_verify "$fs/$n: after remount" "${MNT[$fs]}/$n" "$SH/$fs/$n"
