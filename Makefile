@@ -17,7 +17,7 @@
 #                      QUICK=1: a small matrix, under 15 minutes;
 #                      KVERS="..." to pick kernels, MODELS="..." models;
 #                      then the scale benchmark (make bench-scale)
-# make bench-scale     the log-based queue's costs (src/track_log.c) against
+# make bench-scale     the log-based queue's costs (src/queue/queue.c) against
 #                      the backlog on the host's CPU (bench/scale/README.md),
 #                      about 10 minutes; QUICK=1 under a minute;
 #                      SCALE_OUT=DIR elsewhere
@@ -128,7 +128,7 @@ debugtest:
 	scripts/debugtest.sh $(if $(filter command line environment,$(origin STRESS_SECONDS)),--stress-seconds $(STRESS_SECONDS)) \
 		$(if $(FAILSLAB),--failslab $(FAILSLAB)) $(if $(FREE_LATER),--free-later) $(TESTS)
 
-# The user-space scale benchmark of the log-based queue (src/track_log.c with
+# The user-space scale benchmark of the log-based queue (src/queue/queue.c with
 # log.c, live.c, flog.c and wheel.c) on the host's CPU (bench/scale/README.md):
 # build/bench/<date>-host-scale/ (SCALE_OUT=DIR elsewhere: not OUT, which a
 # command line would hand down to the sub-makes' own OUT), about 10 min;

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * aipu: approximate interval periodic update for the Linux page cache.
- * Internal interfaces between the module's parts:
+ * Internal interfaces between the module's parts.  The queue's pure logic,
+ * unit-tested in user space (tests/unit) and timed there (bench/scale),
+ * is in src/queue/:
  *
- *   hook.c     tracepoint and kprobe probes: first-dirty times, eviction
- *   canary.c   an inode of its own evicted each period: is the kprobe armed?
- *   log.c      a file's log of first dirtyings (pure logic, as below)
+ *   log.c      a file's log of first dirtyings
  *   live.c     a file's pages with a queued entry
  *   flog.c     a file's queue: log, live pages, retries
  *   wheel.c    the 1-second wheel of files, by oldest first-dirty time
- *   track_log.c a device's queue: the wheel, due files, phase 1 and 2's
- *              takes (these five are unit-tested in user space)
+ *   queue.c    a device's queue: the wheel, due files, phase 1 and 2's
+ *              takes (include/aipu_queue.h)
+ *
+ * The kernel glue around it is in src/:
+ *
+ *   hook.c     tracepoint and kprobe probes: first-dirty times, eviction
+ *   canary.c   an inode of its own evicted each period: is the kprobe armed?
  *   dev.c      one queue per backing device, each with its own lock
  *   mapping.c  finding a mapping's tracker, its lifetime, pinning it
  *   mem.c      slab caches and the reserve the probes fall back on
@@ -33,8 +38,7 @@
  * lazytime uses policy, proc, mapping, dev and track; purge and mapping
  * use dev and track; hook uses canary, issue, mapping, track, policy and
  * flusher; canary uses knobs, policy, mapping and dev; policy uses
- * handover and proc; handover uses proc ("track": track_log.c and the
- * files above it).
+ * handover and proc; handover uses proc ("track": src/queue/).
  */
 #ifndef AIPU_H
 #define AIPU_H
@@ -51,7 +55,7 @@
 #include <linux/workqueue.h>
 
 #include "aipu_stats.h"
-#include "aipu_track_log.h"
+#include "aipu_queue.h"
 
 #define AIPU_NAME "aipu"
 
@@ -70,18 +74,18 @@ struct aipu_dev {
 	char name[32];			/* "8:0", as in /sys/class/bdi */
 	raw_spinlock_t lock;		/* raw: the probes run atomic on RT */
 	u64 locked_at;			/* local_clock() when @lock was taken */
-	struct aipu_ltrack tr;
-	struct list_head *slots;	/* @tr's wheel: AIPU_LTRACK_SLOTS */
+	struct aipu_queue tr;
+	struct list_head *slots;	/* @tr's wheel: AIPU_QUEUE_SLOTS */
 	struct aipu_stats st;		/* what @tr does not count itself */
-	/* The probes' fast path's counters: ltrack_pages_fast(). */
-	struct aipu_ldelta __percpu *fast;
+	/* The probes' fast path's counters: aipu_queue_pages_fast(). */
+	struct aipu_queue_delta __percpu *fast;
 	u64 hist[AIPU_HIST_BUCKETS];	/* pages issued per flusher pass */
 	u64 age_hist[AIPU_AGE_BUCKETS];	/* pages written, by age in ms */
 	unsigned long created;		/* jiffies */
 
 	/* flusher.c */
 	struct task_struct *task;	/* its flusher thread, once started */
-	struct aipu_lbatch *batch;	/* phase 2's take, allocated with it */
+	struct aipu_batch *batch;	/* phase 2's take, allocated with it */
 	bool started, sleeping;
 	bool dead;			/* being reaped (lock): dev_find() skips */
 	bool stopping;			/* rmmod or reap: end batches early */
@@ -160,9 +164,9 @@ void aipu_dev_exit(void);
 
 /* mapping.c: a tracker as the kernel allocates it. */
 struct aipu_mapping {
-	struct aipu_ltracker t;
+	struct aipu_file t;
 	/*
-	 * The file's own lock (aipu_track_log.h): raw, as the device's, for
+	 * The file's own lock (aipu_queue.h): raw, as the device's, for
 	 * the probes run with interrupts off on RT too.
 	 */
 	raw_spinlock_t lock;
@@ -189,12 +193,12 @@ struct address_space;
  * Inline, as the probe calls them on every page (docs/design.md §2, the
  * probe's instructions): @t's device, and @t's own lock.
  */
-static inline struct aipu_dev *aipu_tracker_dev(struct aipu_ltracker *t)
+static inline struct aipu_dev *aipu_tracker_dev(struct aipu_file *t)
 {
 	return container_of(t->tr, struct aipu_dev, tr);
 }
 
-static inline raw_spinlock_t *aipu_ltracker_lock_of(struct aipu_ltracker *t)
+static inline raw_spinlock_t *aipu_file_lock_of(struct aipu_file *t)
 {
 	return &container_of(t, struct aipu_mapping, t)->lock;
 }
@@ -209,7 +213,7 @@ extern unsigned int aipu_mapping_bits;
  * lock held (which excludes changes).  Inline: the probe looks on every
  * page.
  */
-static inline struct aipu_ltracker *aipu_mapping_find(const void *key)
+static inline struct aipu_file *aipu_mapping_find(const void *key)
 {
 	struct hlist_head *b = &aipu_mapping_table[hash_ptr(key,
 							    aipu_mapping_bits)];
@@ -221,14 +225,14 @@ static inline struct aipu_ltracker *aipu_mapping_find(const void *key)
 	return NULL;
 }
 
-struct aipu_ltracker *aipu_mapping_tracker(struct aipu_dev *d,
-					   struct address_space *mapping,
-					   struct aipu_ltracker *hint,
-					   bool *gone);
+struct aipu_file *aipu_mapping_tracker(struct aipu_dev *d,
+				       struct address_space *mapping,
+				       struct aipu_file *hint,
+				       bool *gone);
 void aipu_mapping_kill(struct address_space *mapping);
 void aipu_mapping_forget(struct aipu_dev *d);
-const void *aipu_tracker_wb(struct aipu_dev *d, struct aipu_ltracker *t);
-enum aipu_pin_result aipu_pin(struct aipu_ltracker *t, struct aipu_pin *p,
+const void *aipu_tracker_wb(struct aipu_dev *d, struct aipu_file *t);
+enum aipu_pin_result aipu_pin(struct aipu_file *t, struct aipu_pin *p,
 			      enum aipu_pin_how how);
 void aipu_unpin(struct aipu_pin *p, bool wrote);
 int aipu_mapping_init(void);
@@ -309,7 +313,7 @@ void aipu_handover_rearm(void);
 void aipu_handover_stop(void);
 
 /* purge.c */
-void aipu_purge_add(struct aipu_dev *d, struct aipu_ltracker *t,
+void aipu_purge_add(struct aipu_dev *d, struct aipu_file *t,
 		    pgoff_t start, pgoff_t end);
 void aipu_purge_run(struct aipu_dev *d);
 void aipu_purge_exit(struct aipu_dev *d);
@@ -326,12 +330,12 @@ enum aipu_issue_how {
 };
 
 struct aipu_extent;
-unsigned long aipu_issue_batch(struct aipu_dev *d, struct aipu_ltracker *t,
+unsigned long aipu_issue_batch(struct aipu_dev *d, struct aipu_file *t,
 			       const struct aipu_extent *x, unsigned int n,
 			       enum aipu_issue_how how);
 bool aipu_write_meta(struct aipu_dev *d, struct inode *inode,
 		     unsigned long time);
-unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
+unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_entry *e,
 			       enum aipu_issue_how how);
 
 /*
@@ -357,8 +361,8 @@ enum aipu_wbq_result {
 };
 
 enum aipu_wbq_result aipu_wbq_queue(struct aipu_dev *d, const void *wb,
-				    struct aipu_ltracker *t,
-				    struct aipu_lentry *e,
+				    struct aipu_file *t,
+				    struct aipu_entry *e,
 				    const struct aipu_extent *x, unsigned int n,
 				    enum aipu_issue_how how);
 void aipu_wbq_pass(struct aipu_dev *d);

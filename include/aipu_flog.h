@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * One file's dirty pages as the flusher sees them (docs/design.md, section 4):
- * the log of first dirtyings (src/log.c), the pages with a queued entry
- * (src/live.c), and the retries, pages the flusher found still dirty after
- * writing them, queued again at their old time.
+ * the log of first dirtyings (src/queue/log.c), the pages with a queued entry
+ * (src/queue/live.c), and the retries, pages the flusher found still dirty
+ * after writing them, queued again at their old time.
  *
  * Pure logic, tested in user space (tests/unit/test_flog.c): the per-file
  * half of a device's queue; the device's half (the wheel of files, phase
  * 1's budget, the whole-file, metadata and lazytime entries) is
- * src/track_log.c.
+ * src/queue/queue.c.
  *
  * The promise kept, whatever fails: every dirty page has a queued entry that
  * is not stale and carries its first-dirty time or an earlier one (written
@@ -22,7 +22,7 @@
  * declined by the file system), so a node each is affordable.  A retry is
  * due again in the next pass, not in the one that put it back (a page the
  * file system keeps declining would otherwise be taken over and over):
- * flog_end_pass() makes a pass's retries visible.  Callers hold the
+ * aipu_flog_end_pass() makes a pass's retries visible.  Callers hold the
  * file's lock (struct aipu_mapping's).
  */
 #ifndef AIPU_FLOG_H
@@ -49,13 +49,13 @@ struct aipu_flog {
 };
 
 /*
- * flog_take() needs room for the pieces of one entry whose every other page
- * is stale.
+ * aipu_flog_take() needs room for the pieces of one entry whose every other
+ * page is stale.
  */
 #define AIPU_FLOG_TAKE_MIN	(AIPU_LOG_LEN_MAX / 2 + 1)
-/* Entries one flog_take() looks at, at most: bounds the hold. */
+/* Entries one aipu_flog_take() looks at, at most: bounds the hold. */
 #define AIPU_FLOG_TAKE_ENTRIES	1024
-/* Pages one flog_take() goes past, at most (16 MiB of 4-KiB pages). */
+/* Pages one aipu_flog_take() goes past, at most (16 MiB of 4-KiB pages). */
 #define AIPU_FLOG_TAKE_PAGES	4096
 /* Nodes a retry's insertion looks at from either end of the retries. */
 #define AIPU_RETRY_WALK		4
@@ -64,21 +64,21 @@ struct aipu_flog {
 struct aipu_retry *aipu_retry_alloc(void);
 void aipu_retry_free(struct aipu_retry *r);
 
-void flog_init(struct aipu_flog *f);
-bool flog_empty(const struct aipu_flog *f);
-bool flog_oldest(const struct aipu_flog *f, unsigned long *time);
-unsigned long flog_dirty(struct aipu_flog *f, pgoff_t index,
-			 unsigned long nr, unsigned long time);
-unsigned int flog_take(struct aipu_flog *f, unsigned long cutoff,
-		       struct aipu_extent *out, unsigned int max,
-		       unsigned long max_pages);
-unsigned int flog_merge(struct aipu_extent *x, unsigned int n);
-int flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
-	      unsigned long time, bool still_dirty);
-int flog_inherit(struct aipu_flog *f, pgoff_t index, unsigned long nr,
-		 unsigned long time);
-bool flog_retried(const struct aipu_flog *f);
-bool flog_end_pass(struct aipu_flog *f, unsigned int *budget);
-bool flog_drop(struct aipu_flog *f, unsigned long *budget);
+void aipu_flog_init(struct aipu_flog *f);
+bool aipu_flog_empty(const struct aipu_flog *f);
+bool aipu_flog_oldest(const struct aipu_flog *f, unsigned long *time);
+unsigned long aipu_flog_dirty(struct aipu_flog *f, pgoff_t index,
+			      unsigned long nr, unsigned long time);
+unsigned int aipu_flog_take(struct aipu_flog *f, unsigned long cutoff,
+			    struct aipu_extent *out, unsigned int max,
+			    unsigned long max_pages);
+unsigned int aipu_flog_merge(struct aipu_extent *x, unsigned int n);
+int aipu_flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
+		   unsigned long time, bool still_dirty);
+int aipu_flog_inherit(struct aipu_flog *f, pgoff_t index, unsigned long nr,
+		      unsigned long time);
+bool aipu_flog_retried(const struct aipu_flog *f);
+bool aipu_flog_end_pass(struct aipu_flog *f, unsigned int *budget);
+bool aipu_flog_drop(struct aipu_flog *f, unsigned long *budget);
 
 #endif /* AIPU_FLOG_H */

@@ -2,7 +2,7 @@
 /*
  * Which pages of a file have a live entry in its log (docs/design.md §4).
  *
- * Beside src/log.c: pure logic, tested in user space
+ * Beside src/queue/log.c: pure logic, tested in user space
  * (tests/unit/test_live.c).
  *
  * The log only appends, so a page cleaned by someone else (fsync, reclaim,
@@ -25,7 +25,7 @@
  * write) within one jiffy of the dirtying: the flusher's writes of entries
  * take nothing of the current jiffy (max_age_ms is 100 ms at least, and
  * staging leaves that jiffy's pages), and it puts back no page that has a
- * newer entry (flog_done()).
+ * newer entry (aipu_flog_done()).
  *
  * Bits live in chunks of AIPU_LIVE_CHUNK_PAGES pages (an rbtree by base,
  * with a hint for runs of nearby pages): about 0.2 B a page where the dirty
@@ -92,11 +92,11 @@ void aipu_live_dir_free(struct aipu_live_dir *dir);
 struct aipu_moved *aipu_moved_alloc(void);
 void aipu_moved_free(struct aipu_moved *m);
 
-enum aipu_live_dirty { AIPU_LIVE_NEW, AIPU_LIVE_AGAIN };
+enum aipu_live_seen { AIPU_LIVE_NEW, AIPU_LIVE_AGAIN };
 
 /* The directory's slot of the chunk at @base, NULL outside its window. */
-static inline struct aipu_live_chunk **live_dir_slot(struct aipu_live *l,
-						     pgoff_t base)
+static inline struct aipu_live_chunk **aipu_live_dir_slot(struct aipu_live *l,
+							  pgoff_t base)
 {
 	pgoff_t n;
 
@@ -109,46 +109,46 @@ static inline struct aipu_live_chunk **live_dir_slot(struct aipu_live *l,
 /*
  * The chunk holding @index's bit if it is at hand, the one used last or the
  * directory's (made the one used last), inline for the probe; NULL where
- * the tree must be searched or the chunk made (live_dirty()).
+ * the tree must be searched or the chunk made (aipu_live_dirty()).
  */
-static inline struct aipu_live_chunk *live_chunk_near(struct aipu_live *l,
-						      pgoff_t index)
+static inline struct aipu_live_chunk *aipu_live_chunk_near(struct aipu_live *l,
+							   pgoff_t index)
 {
 	pgoff_t base = index - index % AIPU_LIVE_CHUNK_PAGES;
 	struct aipu_live_chunk *c = l->hint, **slot;
 
 	if (c && c->base == base)
 		return c;
-	slot = live_dir_slot(l, base);
+	slot = aipu_live_dir_slot(l, base);
 	c = slot ? *slot : NULL;
 	if (c)
 		l->hint = c;
 	return c;
 }
 
-static inline bool live_chunk_test(const struct aipu_live_chunk *c,
-				   pgoff_t index)
+static inline bool aipu_live_chunk_test(const struct aipu_live_chunk *c,
+					pgoff_t index)
 {
 	return test_bit(index % AIPU_LIVE_CHUNK_PAGES, c->bits);
 }
 
 /* Page @index, whose bit in @c is clear, gets a live entry. */
-static inline void live_chunk_set(struct aipu_live *l,
-				  struct aipu_live_chunk *c, pgoff_t index)
+static inline void aipu_live_chunk_set(struct aipu_live *l,
+				       struct aipu_live_chunk *c, pgoff_t index)
 {
 	__set_bit(index % AIPU_LIVE_CHUNK_PAGES, c->bits);
 	c->set++;
 	l->pages++;
 }
 
-void live_init(struct aipu_live *l);
-int live_dirty(struct aipu_live *l, pgoff_t index, unsigned long time);
-bool live_test(struct aipu_live *l, pgoff_t index);
-bool live_any(struct aipu_live *l, pgoff_t index, unsigned long nr);
-bool live_is_moved(struct aipu_live *l, pgoff_t index);
-bool live_take(struct aipu_live *l, pgoff_t index, unsigned long time);
-void live_done(struct aipu_live *l, pgoff_t index, bool still_dirty);
-void live_done_range(struct aipu_live *l, pgoff_t index, unsigned long nr);
-bool live_drop(struct aipu_live *l, unsigned long *budget);
+void aipu_live_init(struct aipu_live *l);
+int aipu_live_dirty(struct aipu_live *l, pgoff_t index, unsigned long time);
+bool aipu_live_test(struct aipu_live *l, pgoff_t index);
+bool aipu_live_any(struct aipu_live *l, pgoff_t index, unsigned long nr);
+bool aipu_live_is_moved(struct aipu_live *l, pgoff_t index);
+bool aipu_live_take(struct aipu_live *l, pgoff_t index, unsigned long time);
+void aipu_live_done(struct aipu_live *l, pgoff_t index, bool still_dirty);
+void aipu_live_done_range(struct aipu_live *l, pgoff_t index, unsigned long nr);
+bool aipu_live_drop(struct aipu_live *l, unsigned long *budget);
 
 #endif /* AIPU_LIVE_H */

@@ -17,9 +17,9 @@
  * consumed from its head: what is older than a cutoff is due, a prefix.
  *
  * Stale entries (a page cleaned by someone else and dirtied again must get
- * its new time) are told apart by src/live.c; src/flog.c puts the two
- * together with the retries; src/wheel.c orders the files.  Callers hold
- * the file's lock (the wheel: the device's).
+ * its new time) are told apart by src/queue/live.c; src/queue/flog.c puts the
+ * two together with the retries; src/queue/wheel.c orders the files.  Callers
+ * hold the file's lock (the wheel: the device's).
  */
 #ifndef AIPU_LOG_H
 #define AIPU_LOG_H
@@ -65,23 +65,24 @@ struct aipu_extent {
 #define AIPU_LOG_LEN_SHIFT	AIPU_LOG_DT_BITS
 #define AIPU_LOG_INDEX_SHIFT	(AIPU_LOG_DT_BITS + AIPU_LOG_LEN_BITS)
 
-static inline u64 log_entry(pgoff_t index, unsigned int nr, unsigned long dt)
+static inline u64 aipu_log_entry(pgoff_t index, unsigned int nr,
+				 unsigned long dt)
 {
 	return (u64)index << AIPU_LOG_INDEX_SHIFT |
 	       (u64)(nr - 1) << AIPU_LOG_LEN_SHIFT | dt;
 }
 
-static inline pgoff_t log_e_index(u64 e)
+static inline pgoff_t aipu_log_e_index(u64 e)
 {
 	return e >> AIPU_LOG_INDEX_SHIFT;
 }
 
-static inline unsigned int log_e_nr(u64 e)
+static inline unsigned int aipu_log_e_nr(u64 e)
 {
 	return ((e >> AIPU_LOG_LEN_SHIFT) & (AIPU_LOG_LEN_MAX - 1)) + 1;
 }
 
-static inline unsigned long log_e_dt(u64 e)
+static inline unsigned long aipu_log_e_dt(u64 e)
 {
 	return e & AIPU_LOG_DT_MAX;
 }
@@ -91,26 +92,26 @@ static inline unsigned long log_e_dt(u64 e)
  * the newest entry of @s, the log's tail: the entry ends at @index, is of
  * that jiffy and is not taken.
  */
-static inline bool log_continues(const struct aipu_log *l,
-				 const struct aipu_seg *s, pgoff_t index,
-				 unsigned long dt)
+static inline bool aipu_log_continues(const struct aipu_log *l,
+				      const struct aipu_seg *s, pgoff_t index,
+				      unsigned long dt)
 {
 	u64 last = s->e[s->n - 1];	/* a segment is made with an entry */
 
-	return log_e_dt(last) == dt &&
-	       log_e_index(last) + log_e_nr(last) == index &&
+	return aipu_log_e_dt(last) == dt &&
+	       aipu_log_e_index(last) + aipu_log_e_nr(last) == index &&
 	       !(s == l->head && l->pos == s->n);
 }
 
 /*
- * log_append() of page @index where it is cheap, inline for the probe:
+ * aipu_log_append() of page @index where it is cheap, inline for the probe:
  * the newest entry extended by it, or a new entry in the newest segment.
- * False, nothing done, where log_append() must see to it (a new segment,
+ * False, nothing done, where aipu_log_append() must see to it (a new segment,
  * an entry at its longest, an index past AIPU_LOG_INDEX_MAX).  A time
  * before the segment's base makes @dt huge, as seg_closed() wants.
  */
-static inline bool log_append_page(struct aipu_log *l, pgoff_t index,
-				   unsigned long time)
+static inline bool aipu_log_append_page(struct aipu_log *l, pgoff_t index,
+					unsigned long time)
 {
 	struct aipu_seg *s = l->tail;
 	unsigned long dt;
@@ -121,13 +122,13 @@ static inline bool log_append_page(struct aipu_log *l, pgoff_t index,
 	dt = time - s->base;
 	if (dt > AIPU_LOG_DT_MAX)
 		return false;
-	if (log_continues(l, s, index, dt)) {
+	if (aipu_log_continues(l, s, index, dt)) {
 		last = &s->e[s->n - 1];
-		if (log_e_nr(*last) == AIPU_LOG_LEN_MAX)
+		if (aipu_log_e_nr(*last) == AIPU_LOG_LEN_MAX)
 			return false;
 		*last += 1ULL << AIPU_LOG_LEN_SHIFT;
 	} else if (s->n < s->cap) {
-		s->e[s->n++] = log_entry(index, 1, dt);
+		s->e[s->n++] = aipu_log_entry(index, 1, dt);
 	} else {
 		return false;
 	}
@@ -138,14 +139,14 @@ static inline bool log_append_page(struct aipu_log *l, pgoff_t index,
 struct aipu_seg *aipu_seg_alloc(unsigned int bytes);
 void aipu_seg_free(struct aipu_seg *s, unsigned int bytes);
 
-void log_init(struct aipu_log *l);
-bool log_empty(const struct aipu_log *l);
-unsigned long log_oldest(const struct aipu_log *l);
-int log_append(struct aipu_log *l, pgoff_t index, unsigned long nr,
-	       unsigned long time);
-bool log_peek(const struct aipu_log *l, struct aipu_extent *x);
-unsigned int log_take(struct aipu_log *l, unsigned long cutoff,
-		      struct aipu_extent *out, unsigned int max);
-bool log_drop(struct aipu_log *l, unsigned long *budget);
+void aipu_log_init(struct aipu_log *l);
+bool aipu_log_empty(const struct aipu_log *l);
+unsigned long aipu_log_oldest(const struct aipu_log *l);
+int aipu_log_append(struct aipu_log *l, pgoff_t index, unsigned long nr,
+		    unsigned long time);
+bool aipu_log_peek(const struct aipu_log *l, struct aipu_extent *x);
+unsigned int aipu_log_take(struct aipu_log *l, unsigned long cutoff,
+			   struct aipu_extent *out, unsigned int max);
+bool aipu_log_drop(struct aipu_log *l, unsigned long *budget);
 
 #endif /* AIPU_LOG_H */

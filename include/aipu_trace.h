@@ -56,7 +56,7 @@ void aipu_trace_fallback(struct aipu_dev *d, struct address_space *m,
 			 enum aipu_fallback_why why, unsigned long pages);
 
 /*
- * Around a call into the tracking logic on the dirtying path (src/track_log.c
+ * Around a call into the tracking logic on the dirtying path (src/queue/queue.c
  * counts its own fallbacks), under the device's lock: a fallback record if
  * the call fell back.  Macros, so that with the event off all that runs is
  * the event's patched-out branch.

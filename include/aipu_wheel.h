@@ -3,7 +3,7 @@
  * The wheel (FreeBSD's syncer, sys/kern/vfs_subr.c): a device's files with
  * queued pages, each in the slot of its oldest queued page's first-dirty
  * time, @nslots slots of @width jiffies each.  Part of a device's queue
- * (src/track_log.c; docs/design.md, section 4).
+ * (src/queue/queue.c; docs/design.md, section 4).
  *
  * Phase 1 visits the slots up to the cutoff and hands over the files with
  * due pages; each rejoins the wheel at its next page's slot once the flusher
@@ -43,14 +43,15 @@ struct aipu_wheel {
 	unsigned long nodes;		/* files in the wheel */
 };
 
-void wheel_init(struct aipu_wheel *w, struct list_head *slots,
-		unsigned int nslots, unsigned long width, unsigned long now);
-struct list_head *wheel_slot(struct aipu_wheel *w, unsigned long time);
-void wheel_add(struct aipu_wheel *w, struct aipu_wheel_node *n,
-	       unsigned long time);
-void wheel_del(struct aipu_wheel *w, struct aipu_wheel_node *n);
-bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,
-	       struct list_head *due, unsigned int *budget);
-bool wheel_first(struct aipu_wheel *w, unsigned long *time);
+void aipu_wheel_init(struct aipu_wheel *w, struct list_head *slots,
+		     unsigned int nslots, unsigned long width,
+		     unsigned long now);
+struct list_head *aipu_wheel_slot(struct aipu_wheel *w, unsigned long time);
+void aipu_wheel_add(struct aipu_wheel *w, struct aipu_wheel_node *n,
+		    unsigned long time);
+void aipu_wheel_del(struct aipu_wheel *w, struct aipu_wheel_node *n);
+bool aipu_wheel_due(struct aipu_wheel *w, unsigned long cutoff,
+		    struct list_head *due, unsigned int *budget);
+bool aipu_wheel_first(struct aipu_wheel *w, unsigned long *time);
 
 #endif /* AIPU_WHEEL_H */

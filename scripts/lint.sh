@@ -26,7 +26,7 @@ if [ ! -x "$checkpatch" ]; then
 else
 	rc=0
 	cfiles=()
-	for f in src/*.c include/*.h conftest/*.c tests/vm/decline/*.c; do
+	for f in src/*.c src/queue/*.c include/*.h conftest/*.c tests/vm/decline/*.c; do
 		[ "$f" = include/aipu_trace.h ] || cfiles+=("$f")
 	done
 	out=$("$checkpatch" --strict --no-tree --quiet -f "${cfiles[@]}" 2>&1) || rc=$?

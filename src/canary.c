@@ -20,7 +20,7 @@
  * return at once), goes back to policy kernel with Linux's periodic
  * writeback (every page aipu tracked is still dirty in the page cache, its
  * inode on its device's dirty list: Linux's expiry finds it), forgets every
- * tracker without touching its mapping (ltrack_kill(), as an eviction
+ * tracker without touching its mapping (aipu_queue_kill(), as an eviction
  * does), and says so once in the kernel log.  Arming the probe again does
  * not undo it: which evictions it missed is not known.  Reload aipu.
  */

@@ -79,8 +79,8 @@ static struct aipu_dev *dev_alloc(gfp_t gfp)
 
 	if (!d)
 		return NULL;
-	d->slots = kcalloc(AIPU_LTRACK_SLOTS, sizeof(*d->slots), gfp);
-	d->fast = alloc_percpu_gfp(struct aipu_ldelta, gfp);
+	d->slots = kcalloc(AIPU_QUEUE_SLOTS, sizeof(*d->slots), gfp);
+	d->fast = alloc_percpu_gfp(struct aipu_queue_delta, gfp);
 	if (!d->slots || !d->fast) {
 		dev_kfree(d);
 		return NULL;
@@ -93,7 +93,7 @@ static void dev_init(struct aipu_dev *d, struct backing_dev_info *bdi)
 	d->bdi = bdi;
 	strscpy(d->name, bdi_dev_name(bdi), sizeof(d->name));
 	raw_spin_lock_init(&d->lock);
-	ltrack_init(&d->tr, d->slots, AIPU_SLOT_JIFFIES, jiffies);
+	aipu_queue_init(&d->tr, d->slots, AIPU_SLOT_JIFFIES, jiffies);
 	INIT_LIST_HEAD(&d->purges);
 	INIT_LIST_HEAD(&d->wbqs);
 	d->created = jiffies;
@@ -252,9 +252,9 @@ static void stats_add(struct aipu_stats *sum, const struct aipu_stats *s)
  */
 static void dev_stats(struct aipu_dev *d, struct aipu_stats *s)
 {
-	const struct aipu_lstats *q = &d->tr.st;
+	const struct aipu_queue_stats *q = &d->tr.st;
 	long bytes = q->bytes, pages = q->pages;
-	const struct aipu_ldelta *f;
+	const struct aipu_queue_delta *f;
 	int cpu;
 
 	*s = d->st;
@@ -281,7 +281,7 @@ static unsigned long dev_oldest(struct aipu_dev *d)
 {
 	unsigned long now = jiffies, time;
 
-	if (!ltrack_oldest(&d->tr, &time) || time_after(time, now))
+	if (!aipu_queue_oldest(&d->tr, &time) || time_after(time, now))
 		return 0;
 	return now - time;
 }

@@ -5,7 +5,7 @@
  *
  * Once a period each device's flusher thread runs two phases.  Phase 1,
  * under the device's lock and without blocking, moves the files the policy
- * says are due from the wheel onto the due list (src/track_log.c), a batch
+ * says are due from the wheel onto the due list (src/queue/queue.c), a batch
  * of files at a time with the lock dropped in between.  Phase 2 takes from
  * the due list, oldest first, a file's due whole-file or metadata entry or
  * a batch of its due pages and writes it (src/issue.c): asynchronous
@@ -69,7 +69,7 @@ static long due_left(struct aipu_dev *d)
 	bool any;
 
 	flags = aipu_dev_lock(d);
-	any = ltrack_next_time(&d->tr, &time);
+	any = aipu_queue_next_time(&d->tr, &time);
 	aipu_dev_unlock(d, flags);
 	if (!any)
 		return -1;
@@ -99,7 +99,7 @@ static bool take_room(struct aipu_dev *d, unsigned long taken,
 	struct aipu_scan *s = &d->scan;
 
 	*max_pages = 0;
-	if (ltrack_next_staged(&d->tr) && s->stage_pages != ULONG_MAX) {
+	if (aipu_queue_next_staged(&d->tr) && s->stage_pages != ULONG_MAX) {
 		if (!s->stage_pages)
 			return false;
 		*max_pages = s->stage_pages;
@@ -111,7 +111,7 @@ static bool take_room(struct aipu_dev *d, unsigned long taken,
 	return true;
 }
 
-static unsigned long batch_pages(struct aipu_lbatch *b)
+static unsigned long batch_pages(struct aipu_batch *b)
 {
 	unsigned long n = 0;
 	unsigned int i;
@@ -129,13 +129,13 @@ static unsigned long batch_pages(struct aipu_lbatch *b)
  * inherit its time from the thread that wrote it.  Returns what the
  * flusher wrote itself.
  */
-static unsigned long issue_take(struct aipu_dev *d, struct aipu_lentry *e,
-				struct aipu_lbatch *b, const void *wb,
+static unsigned long issue_take(struct aipu_dev *d, struct aipu_entry *e,
+				struct aipu_batch *b, const void *wb,
 				enum aipu_issue_how how)
 {
-	struct aipu_ltracker *t = e ? e->t : b->t;
+	struct aipu_file *t = e ? e->t : b->t;
 	struct aipu_extent *x = e ? NULL : b->x;
-	unsigned int n = e ? 0 : flog_merge(x, b->n);
+	unsigned int n = e ? 0 : aipu_flog_merge(x, b->n);
 
 	if (wb && how == AIPU_ISSUE_WRITE) {
 		switch (aipu_wbq_queue(d, wb, t, e, x, n, how)) {
@@ -160,8 +160,8 @@ static unsigned long issue_pending(struct aipu_dev *d)
 {
 	unsigned long flags, written = 0, taken = 0, cutoff, pages;
 	enum aipu_issue_how how;
-	struct aipu_lbatch *b = d->batch;
-	struct aipu_lentry *e;
+	struct aipu_batch *b = d->batch;
+	struct aipu_entry *e;
 	struct blk_plug plug;
 	bool aged, staged, room;
 	const void *wb;
@@ -183,11 +183,13 @@ static unsigned long issue_pending(struct aipu_dev *d)
 				msecs_to_jiffies(READ_ONCE(aipu_max_age_ms)) :
 				d->scan.cutoff;
 		flags = aipu_dev_lock(d);
-		staged = ltrack_next_staged(&d->tr);
+		staged = aipu_queue_next_staged(&d->tr);
 		room = take_room(d, taken, &b->max_pages);
-		e = room ? ltrack_take(&d->tr, cutoff, b) : NULL;
-		wb = e && e->kind != AIPU_L_META ? aipu_tracker_wb(d, e->t) :
-		     b->t && room ? aipu_tracker_wb(d, b->t) : NULL;
+		e = room ? aipu_queue_take(&d->tr, cutoff, b) : NULL;
+		if (e && e->kind != AIPU_ENTRY_META)
+			wb = aipu_tracker_wb(d, e->t);
+		else
+			wb = b->t && room ? aipu_tracker_wb(d, b->t) : NULL;
 		aipu_dev_unlock(d, flags);
 		if (!room)
 			break;
@@ -247,7 +249,7 @@ static void end_pass(struct aipu_dev *d, struct aipu_pass_trace *pt,
 	do {
 		budget = AIPU_SCAN_BATCH;
 		flags = aipu_dev_lock(d);
-		done = ltrack_end_pass(&d->tr, &budget);
+		done = aipu_queue_end_pass(&d->tr, &budget);
 		aipu_dev_unlock(d, flags);
 	} while (!done);
 }
@@ -357,7 +359,7 @@ static struct aipu_dev *find_idle(void)
 		if (!started(d) || d->dead)
 			continue;
 		flags = aipu_dev_lock(d);
-		if (!list_empty(&d->tr.trackers) || !ltrack_idle(&d->tr)) {
+		if (!list_empty(&d->tr.trackers) || !aipu_queue_idle(&d->tr)) {
 			d->idle_ticks = 0;
 			d->idle_since = now;
 		} else {

@@ -16,9 +16,9 @@
  * when that probe is disarmed from outside.
  *
  * A folio dirtied again because its write was declined keeps the first-dirty
- * time it had (ltrack_redirty()): the kernel itself does not count that as a
- * new dirtying.  Whether it was is looked up only where the answer matters
- * (ltrack_may_redirty()).
+ * time it had (aipu_queue_redirty()): the kernel itself does not count that as
+ * a new dirtying.  Whether it was is looked up only where the answer matters
+ * (aipu_queue_may_redirty()).
  *
  * The probes only record; everything that can wait is left to the flusher.
  */
@@ -50,7 +50,7 @@ static unsigned long record_time(struct aipu_dev *d, bool *inherit)
  * context; NULL when no device could be had.
  */
 static __always_inline struct aipu_dev *
-mapping_dev(struct address_space *mapping, struct aipu_ltracker **t)
+mapping_dev(struct address_space *mapping, struct aipu_file **t)
 {
 	*t = aipu_mapping_find(mapping);
 	return *t ? aipu_tracker_dev(*t) :
@@ -105,7 +105,7 @@ static bool foreign(struct address_space *mapping, unsigned long nr)
  * is set and the tag not yet when a clean folio is dirtied; a declined
  * folio had its flag cleared for the write but kept its tag, which only
  * starting writeback clears.  A walk of the xarray: asked only when the
- * answer changes what aipu does (ltrack_may_redirty()).
+ * answer changes what aipu does (aipu_queue_may_redirty()).
  */
 static bool declined(struct address_space *mapping, struct folio *folio)
 {
@@ -117,33 +117,33 @@ static bool declined(struct address_space *mapping, struct folio *folio)
  * The file's own lock, interrupts off as under the device's: the i_pages
  * lock has them off already but on PREEMPT_RT, where it is a sleeping lock.
  */
-static void file_lock(struct aipu_ltracker *t, unsigned long *flags)
-	__acquires(aipu_ltracker_lock_of(t))
+static void file_lock(struct aipu_file *t, unsigned long *flags)
+	__acquires(aipu_file_lock_of(t))
 {
 	if (IS_ENABLED(CONFIG_PREEMPT_RT))
-		raw_spin_lock_irqsave(aipu_ltracker_lock_of(t), *flags);
+		raw_spin_lock_irqsave(aipu_file_lock_of(t), *flags);
 	else
-		raw_spin_lock(aipu_ltracker_lock_of(t));
+		raw_spin_lock(aipu_file_lock_of(t));
 }
 
-static void file_unlock(struct aipu_ltracker *t, unsigned long flags)
-	__releases(aipu_ltracker_lock_of(t))
+static void file_unlock(struct aipu_file *t, unsigned long flags)
+	__releases(aipu_file_lock_of(t))
 {
 	if (IS_ENABLED(CONFIG_PREEMPT_RT))
-		raw_spin_unlock_irqrestore(aipu_ltracker_lock_of(t), flags);
+		raw_spin_unlock_irqrestore(aipu_file_lock_of(t), flags);
 	else
-		raw_spin_unlock(aipu_ltracker_lock_of(t));
+		raw_spin_unlock(aipu_file_lock_of(t));
 }
 
 /*
  * The common case under the file's lock alone: a page of a file already
- * queued, dirtied no earlier than its place (ltrack_pages_fast()).  Not a
+ * queued, dirtied no earlier than its place (aipu_queue_pages_fast()).  Not a
  * redirtied page nor one the flusher's own metadata write dirties: those
  * need the device's lock.  *@redirty: whether the page's write was
  * declined, asked only where that matters (AIPU_FAST_ASK: see
- * ltrack_may_redirty()), else left alone (-1).
+ * aipu_queue_may_redirty()), else left alone (-1).
  */
-static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
+static int probe_fast(struct aipu_dev *d, struct aipu_file *t,
 		      struct address_space *mapping, struct folio *folio,
 		      unsigned long nr, int *redirty, unsigned long *time)
 {
@@ -154,13 +154,13 @@ static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
 		return AIPU_FAST_NO;
 	*time = jiffies;
 	file_lock(t, &flags);
-	r = ltrack_pages_fast(t, folio->index, nr, *time,
-			      this_cpu_ptr(d->fast), true);
+	r = aipu_queue_pages_fast(t, folio->index, nr, *time,
+				  this_cpu_ptr(d->fast), true);
 	if (r == AIPU_FAST_ASK) {
 		*redirty = declined(mapping, folio);
 		r = *redirty ? AIPU_FAST_NO :
-			       ltrack_pages_fast(t, folio->index, nr, *time,
-						 this_cpu_ptr(d->fast), false);
+			aipu_queue_pages_fast(t, folio->index, nr, *time,
+					      this_cpu_ptr(d->fast), false);
 	}
 	file_unlock(t, flags);
 	return r;
@@ -171,7 +171,7 @@ static int probe_fast(struct aipu_dev *d, struct aipu_ltracker *t,
  * aipu_dev_lock_live()); the hint *@t was @d's, so it goes with a change.
  */
 static struct aipu_dev *lock_live(struct aipu_dev *d,
-				  struct aipu_ltracker **t, unsigned long *flags)
+				  struct aipu_file **t, unsigned long *flags)
 	__acquires(&d->lock)
 {
 	struct aipu_dev *live = aipu_dev_lock_live(d, flags);
@@ -191,7 +191,7 @@ static struct aipu_dev *lock_live(struct aipu_dev *d,
  */
 static noinline struct aipu_dev *
 probe_slow(struct aipu_dev *d, struct address_space *mapping,
-	   struct aipu_ltracker *t, struct folio *folio, unsigned long nr,
+	   struct aipu_file *t, struct folio *folio, unsigned long nr,
 	   bool redirty, int fast, unsigned long time)
 {
 	bool inherit, gone, counted = fast == AIPU_FAST_SHORT;
@@ -204,17 +204,18 @@ probe_slow(struct aipu_dev *d, struct address_space *mapping,
 		u64 fb = aipu_trace_fallbacks(d);
 
 		if (counted) {
-			ltrack_whole(&d->tr, t, time);
+			aipu_queue_whole(&d->tr, t, time);
 		} else {
 			time = record_time(d, &inherit);
 			if (inherit)
-				ltrack_inherit(&d->tr, t, folio->index, nr,
-					       time);
+				aipu_queue_inherit(&d->tr, t, folio->index, nr,
+						   time);
 			else if (redirty)
-				ltrack_redirty(&d->tr, t, folio->index, nr,
-					       time);
+				aipu_queue_redirty(&d->tr, t, folio->index, nr,
+						   time);
 			else
-				ltrack_pages(&d->tr, t, folio->index, nr, time);
+				aipu_queue_pages(&d->tr, t, folio->index, nr,
+						 time);
 		}
 		aipu_trace_fallback_since(d, fb, mapping, AIPU_FB_NO_RUN, nr);
 	} else if (gone) {
@@ -246,7 +247,7 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 {
 	unsigned long nr = folio_nr_pages(folio), time = 0;
 	int fast, redirty = -1;		/* not asked yet */
-	struct aipu_ltracker *t;
+	struct aipu_file *t;
 	struct aipu_dev *d;
 
 	lockdep_assert_held(&mapping->i_pages.xa_lock);
@@ -272,20 +273,20 @@ static void probe_dirty_folio(void *data, struct folio *folio,
 
 /*
  * An inode dirtied again, its metadata entry waiting or out: under the
- * file's lock alone, as pages are (ltrack_meta_fast()).  An extraction
+ * file's lock alone, as pages are (aipu_queue_meta_fast()).  An extraction
  * dirties each new inode several times (tar's chown, chmod, utimes), and
  * all but the first change nothing the device's lock guards.  Interrupts
  * saved here, where file_lock() assumes them off: the inode probe runs
  * under no lock of the mapping's.
  */
-static bool meta_fast(struct aipu_ltracker *t, bool was_clean)
+static bool meta_fast(struct aipu_file *t, bool was_clean)
 {
 	unsigned long flags;
 	bool done;
 
-	raw_spin_lock_irqsave(aipu_ltracker_lock_of(t), flags);
-	done = ltrack_meta_fast(t, was_clean);
-	raw_spin_unlock_irqrestore(aipu_ltracker_lock_of(t), flags);
+	raw_spin_lock_irqsave(aipu_file_lock_of(t), flags);
+	done = aipu_queue_meta_fast(t, was_clean);
+	raw_spin_unlock_irqrestore(aipu_file_lock_of(t), flags);
 	return done;
 }
 
@@ -299,7 +300,7 @@ enum inode_dirtying {
 static noinline void inode_dirty(struct inode *inode, enum inode_dirtying how)
 {
 	unsigned long state = aipu_inode_state(inode), irqflags;
-	struct aipu_ltracker *t;
+	struct aipu_file *t;
 	struct aipu_dev *d;
 	bool gone;
 
@@ -326,12 +327,12 @@ static noinline void inode_dirty(struct inode *inode, enum inode_dirtying how)
 	t = aipu_mapping_tracker(d, &inode->i_data, t, &gone);
 	if (t && how == DIRTY_TIMES) {
 		d->st.times_dirtied += !(state & I_DIRTY_TIME);
-		ltrack_times(&d->tr, t, jiffies, !(state & I_DIRTY_TIME));
+		aipu_queue_times(&d->tr, t, jiffies, !(state & I_DIRTY_TIME));
 	} else if (t && how == DIRTY_DAX) {
-		ltrack_whole_dax(&d->tr, t, jiffies);
+		aipu_queue_whole_dax(&d->tr, t, jiffies);
 	} else if (t) {
 		d->st.meta_dirtied += !(state & I_DIRTY_INODE);
-		ltrack_meta(&d->tr, t, jiffies, !(state & I_DIRTY_INODE));
+		aipu_queue_meta(&d->tr, t, jiffies, !(state & I_DIRTY_INODE));
 	} else if (!gone) {
 		d->st.fallbacks++;
 		aipu_trace_fallback(d, &inode->i_data, AIPU_FB_NO_TRACKER, 0);

@@ -55,7 +55,7 @@ static void outcome_written(struct outcome *o, unsigned long written,
 /*
  * Taken pages go back to the queue in stretches, each written or found
  * clean (done) or still dirty (retried at its time in the next pass), a
- * hold's worth at a time (ltrack_handback_add()); the pages written
+ * hold's worth at a time (aipu_queue_handback_add()); the pages written
  * meanwhile (@o->age) are counted in the same hold, and at least every
  * AIPU_HANDBACK_JIFFIES, so stat follows a batch to a slow device.
  */
@@ -73,7 +73,7 @@ static void handback_flush(struct handback *h)
 	if (!h->hb.n && !h->o->uncounted)
 		return;
 	flags = aipu_dev_lock(h->d);
-	ltrack_handback(&h->d->tr, &h->hb);
+	aipu_queue_handback(&h->d->tr, &h->hb);
 	aipu_dev_written(h->d, h->o->age);
 	aipu_dev_unlock(h->d, flags);
 	memset(h->o->age, 0, sizeof(h->o->age));
@@ -89,7 +89,7 @@ static void handback_full(struct aipu_handback *hb)
 static void handback_add(struct handback *h, pgoff_t index, unsigned long nr,
 			 unsigned long time, bool dirty)
 {
-	ltrack_handback_add(&h->hb, index, nr, time, dirty, handback_full);
+	aipu_queue_handback_add(&h->hb, index, nr, time, dirty, handback_full);
 }
 
 /*
@@ -142,7 +142,7 @@ static unsigned long handback_range(struct handback *h,
  * count (take_pages()), and one writer at a time writes a file (the I_SYNC
  * pin), so the read of a counter that only grows meanwhile needs no lock.
  */
-static unsigned long declined(struct aipu_ltracker *t)
+static unsigned long declined(struct aipu_file *t)
 {
 	return READ_ONCE(t->declined);
 }
@@ -152,7 +152,7 @@ static unsigned long declined(struct aipu_ltracker *t)
  * later; returns how many went to writeback, and in *@err what the file
  * system said.
  */
-static unsigned long write_range(struct aipu_dev *d, struct aipu_ltracker *t,
+static unsigned long write_range(struct aipu_dev *d, struct aipu_file *t,
 				 struct address_space *m, pgoff_t start,
 				 pgoff_t end, unsigned long nr,
 				 unsigned long time, int *err)
@@ -252,7 +252,7 @@ static unsigned long batch_time(const struct aipu_extent *x, unsigned int n)
  * bound the whole file at its oldest time and free its queue rather than
  * put each of its pages back every period.
  */
-static void park(struct aipu_dev *d, struct aipu_ltracker *t,
+static void park(struct aipu_dev *d, struct aipu_file *t,
 		 unsigned long time)
 {
 	unsigned long flags, freed;
@@ -261,7 +261,7 @@ static void park(struct aipu_dev *d, struct aipu_ltracker *t,
 		return;
 	do {
 		flags = aipu_dev_lock(d);
-		freed = ltrack_park(&d->tr, t, time, AIPU_DRAIN_BATCH);
+		freed = aipu_queue_park(&d->tr, t, time, AIPU_DRAIN_BATCH);
 		aipu_dev_unlock(d, flags);
 	} while (freed == AIPU_DRAIN_BATCH);
 }
@@ -292,7 +292,7 @@ static void write_extents(struct handback *h, struct aipu_pin *p,
  * under "kernel"), or all put back untouched (BUSY).  Drops the batch's
  * hold on @t.  Returns the pages written.
  */
-unsigned long aipu_issue_batch(struct aipu_dev *d, struct aipu_ltracker *t,
+unsigned long aipu_issue_batch(struct aipu_dev *d, struct aipu_file *t,
 			       const struct aipu_extent *x, unsigned int n,
 			       enum aipu_issue_how how)
 {
@@ -327,7 +327,7 @@ unsigned long aipu_issue_batch(struct aipu_dev *d, struct aipu_ltracker *t,
 	d->st.pages_clean += o.clean;
 	d->st.pages_late += o.late;
 	d->st.pages_refused += o.refused;
-	ltrack_put(&d->tr, t);
+	aipu_queue_put(&d->tr, t);
 	aipu_dev_unlock(d, flags);
 	return o.written;
 }
@@ -362,11 +362,11 @@ static bool whole_stop(struct aipu_dev *d, struct aipu_pin *p,
  * @write, only looked at) until none is left to write.  A call that writes
  * less than a chunk found no more dirty pages it could write: pages still
  * dirty then were dirtied meanwhile (they take the oldest such dirtying's
- * time: ltrack_requeue_whole_since()) or skipped (under writeback, locked:
+ * time: aipu_queue_requeue_whole_since()) or skipped (under writeback, locked:
  * the old time).  A file system that refuses the write gets it again one
  * max_age later, as refused page runs do (issue_extent()).
  */
-static enum whole_result issue_whole(struct aipu_dev *d, struct aipu_lentry *e,
+static enum whole_result issue_whole(struct aipu_dev *d, struct aipu_entry *e,
 				     struct aipu_pin *p, bool write,
 				     struct outcome *o)
 {
@@ -410,7 +410,7 @@ bool aipu_write_meta(struct aipu_dev *d, struct inode *inode,
 	return true;
 }
 
-static bool issue_meta(struct aipu_dev *d, struct aipu_lentry *e,
+static bool issue_meta(struct aipu_dev *d, struct aipu_entry *e,
 		       struct inode *inode, bool write, struct outcome *o)
 {
 	if (write && (aipu_inode_state(inode) & I_DIRTY_INODE) &&
@@ -423,10 +423,10 @@ static bool issue_meta(struct aipu_dev *d, struct aipu_lentry *e,
  * A whole-file or metadata entry phase 2 took, written, looked at or put
  * back as aipu_issue_batch() says of @how.  Returns the pages written.
  */
-unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
+unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_entry *e,
 			       enum aipu_issue_how how)
 {
-	bool meta = e->kind == AIPU_L_META, again = false, dirty = false;
+	bool meta = e->kind == AIPU_ENTRY_META, again = false, dirty = false;
 	bool refused = false;
 	bool write = how == AIPU_ISSUE_WRITE;
 	unsigned long taken = jiffies, time = READ_ONCE(e->time), flags;
@@ -458,15 +458,15 @@ unsigned long aipu_issue_entry(struct aipu_dev *d, struct aipu_lentry *e,
 	}
 	flags = aipu_dev_lock(d);
 	if (again)
-		ltrack_requeue_entry(&d->tr, e);
+		aipu_queue_requeue_entry(&d->tr, e);
 	else if (dirty)
-		ltrack_requeue_whole_since(&d->tr, e);
+		aipu_queue_requeue_whole_since(&d->tr, e);
 	else if (refused)
-		ltrack_requeue_whole_refused(&d->tr, e, jiffies);
+		aipu_queue_requeue_whole_refused(&d->tr, e, jiffies);
 	aipu_dev_written(d, o.age);
 	d->st.meta_written += o.meta;
 	d->st.pages_late += late_pages(time, o.written, taken);
-	ltrack_done_entry(&d->tr, e);
+	aipu_queue_done_entry(&d->tr, e);
 	aipu_dev_unlock(d, flags);
 	return o.written;
 }

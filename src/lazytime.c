@@ -7,7 +7,7 @@
  * once they are dirtytime_expire_seconds old (12 h by default).  With a
  * writing policy aipu turns that periodic writeback off, so nothing else
  * would write them before sync or umount: aipu keeps each inode's first
- * such dirtying on its device's times list (src/track_log.c) and, once it is
+ * such dirtying on its device's times list (src/queue/queue.c) and, once it is
  * as old as the sysctl says, asks for the inode's metadata alone
  * (sync_inode_metadata(), WB_SYNC_NONE), which writes the timestamps when
  * the kernel's own test in __writeback_single_inode() finds them expired.
@@ -46,7 +46,7 @@ void aipu_lazytime_update(void)
  * under the locks, for the requeue; the pages this write dirties are of the
  * dirtying being written).
  */
-static void times_one(struct aipu_dev *d, struct aipu_lentry *r,
+static void times_one(struct aipu_dev *d, struct aipu_entry *r,
 		      unsigned long time, bool write)
 {
 	bool written = false, dirty = false;
@@ -71,9 +71,9 @@ static void times_one(struct aipu_dev *d, struct aipu_lentry *r,
 	}
 	flags = aipu_dev_lock(d);
 	if (dirty)
-		ltrack_requeue_times(&d->tr, r);
+		aipu_queue_requeue_times(&d->tr, r);
 	d->st.times_written += written;
-	ltrack_done_entry(&d->tr, r);
+	aipu_queue_done_entry(&d->tr, r);
 	aipu_dev_unlock(d, flags);
 }
 
@@ -89,12 +89,12 @@ void aipu_lazytime_write(struct aipu_dev *d)
 	unsigned long flags;
 	bool write = aipu_kupdate_is_off();
 	unsigned long time = 0;
-	struct aipu_lentry *r;
+	struct aipu_entry *r;
 	unsigned int n;
 
 	for (n = 0; n < AIPU_TIMES_PER_PASS && !kthread_should_stop(); n++) {
 		flags = aipu_dev_lock(d);
-		r = ltrack_take_times(&d->tr, cutoff);
+		r = aipu_queue_take_times(&d->tr, cutoff);
 		if (r)
 			time = r->time;
 		aipu_dev_unlock(d, flags);

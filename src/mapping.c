@@ -44,7 +44,7 @@ struct hlist_head *aipu_mapping_table;
 unsigned int aipu_mapping_bits;
 static raw_spinlock_t table_locks[AIPU_TABLE_LOCKS];
 
-static struct aipu_mapping *to_mapping(struct aipu_ltracker *t)
+static struct aipu_mapping *to_mapping(struct aipu_file *t)
 {
 	return container_of(t, struct aipu_mapping, t);
 }
@@ -53,35 +53,35 @@ static struct aipu_mapping *to_mapping(struct aipu_ltracker *t)
  * The file's lock: inside its device's (the flusher, the probes' slow path)
  * or alone (the probes' fast path), interrupts off either way.
  */
-void aipu_ltracker_lock(struct aipu_ltracker *t)
+void aipu_file_lock(struct aipu_file *t)
 	__acquires(&to_mapping(t)->lock)
 {
-	raw_spin_lock(aipu_ltracker_lock_of(t));
+	raw_spin_lock(aipu_file_lock_of(t));
 }
 
-void aipu_ltracker_unlock(struct aipu_ltracker *t)
+void aipu_file_unlock(struct aipu_file *t)
 	__releases(&to_mapping(t)->lock)
 {
-	raw_spin_unlock(aipu_ltracker_lock_of(t));
+	raw_spin_unlock(aipu_file_lock_of(t));
 }
 
 #ifdef CONFIG_LOCKDEP
-void aipu_ltracker_assert_held(struct aipu_ltracker *t)
+void aipu_file_assert_held(struct aipu_file *t)
 {
-	lockdep_assert_held(aipu_ltracker_lock_of(t));
+	lockdep_assert_held(aipu_file_lock_of(t));
 }
 #endif
 
 /* An RCU reader, or the device's lock held (which excludes changes). */
 static struct aipu_mapping *lookup(const void *key)
 {
-	struct aipu_ltracker *t = aipu_mapping_find(key);
+	struct aipu_file *t = aipu_mapping_find(key);
 
 	return t ? to_mapping(t) : NULL;
 }
 
-/* The table behind track_log.c: called with the device's lock held. */
-struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
+/* The table behind src/queue/queue.c: called with the device's lock held. */
+struct aipu_file *aipu_file_lookup(const void *key)
 {
 	struct aipu_mapping *m;
 
@@ -91,7 +91,7 @@ struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
 	return m ? &m->t : NULL;
 }
 
-int aipu_ltracker_insert(struct aipu_ltracker *t)
+int aipu_file_insert(struct aipu_file *t)
 {
 	u32 h = hash_ptr(t->key, aipu_mapping_bits);
 	raw_spinlock_t *lock = &table_locks[h % AIPU_TABLE_LOCKS];
@@ -103,7 +103,7 @@ int aipu_ltracker_insert(struct aipu_ltracker *t)
 	return 0;
 }
 
-void aipu_ltracker_remove(struct aipu_ltracker *t)
+void aipu_file_remove(struct aipu_file *t)
 {
 	u32 h = hash_ptr(t->key, aipu_mapping_bits);
 	raw_spinlock_t *lock = &table_locks[h % AIPU_TABLE_LOCKS];
@@ -133,10 +133,10 @@ static bool evicting(struct inode *inode)
  * eviction starts, so it is seen here once the device's lock is taken after
  * the kill.
  */
-struct aipu_ltracker *aipu_mapping_tracker(struct aipu_dev *d,
-					   struct address_space *mapping,
-					   struct aipu_ltracker *hint,
-					   bool *gone)
+struct aipu_file *aipu_mapping_tracker(struct aipu_dev *d,
+				       struct address_space *mapping,
+				       struct aipu_file *hint,
+				       bool *gone)
 {
 	*gone = false;
 	if (d->dead)
@@ -147,7 +147,7 @@ struct aipu_ltracker *aipu_mapping_tracker(struct aipu_dev *d,
 	if (*gone)
 		return NULL;
 	aipu_dev_busy(d);
-	return ltrack_get(&d->tr, mapping, mapping->host);
+	return aipu_queue_get(&d->tr, mapping, mapping->host);
 }
 
 /* Eviction: forget @mapping, a batch of its queue per hold of the lock. */
@@ -165,12 +165,12 @@ void aipu_mapping_kill(struct address_space *mapping)
 		flags = aipu_dev_lock(d);
 		/* Freed meanwhile as empty: nothing to forget. */
 		done = !m->t.hashed ||
-		       ltrack_kill(&d->tr, &m->t, AIPU_DRAIN_BATCH);
+		       aipu_queue_kill(&d->tr, &m->t, AIPU_DRAIN_BATCH);
 		aipu_dev_unlock(d, flags);
-		/* Ours now: ltrack_kill() holds it until its last call. */
+		/* Ours now: aipu_queue_kill() holds it until its last call. */
 		while (!done) {
 			flags = aipu_dev_lock(d);
-			done = ltrack_kill(&d->tr, &m->t, AIPU_DRAIN_BATCH);
+			done = aipu_queue_kill(&d->tr, &m->t, AIPU_DRAIN_BATCH);
 			aipu_dev_unlock(d, flags);
 		}
 	}
@@ -186,21 +186,21 @@ void aipu_mapping_kill(struct address_space *mapping)
  */
 void aipu_mapping_forget(struct aipu_dev *d)
 {
-	struct aipu_ltracker *t;
+	struct aipu_file *t;
 	unsigned long flags;
 	bool done;
 
 	for (;;) {
 		flags = aipu_dev_lock(d);
 		t = list_first_entry_or_null(&d->tr.trackers,
-					     struct aipu_ltracker, link);
-		done = !t || ltrack_kill(&d->tr, t, AIPU_DRAIN_BATCH);
+					     struct aipu_file, link);
+		done = !t || aipu_queue_kill(&d->tr, t, AIPU_DRAIN_BATCH);
 		aipu_dev_unlock(d, flags);
 		if (!t)
 			return;
 		while (!done) {
 			flags = aipu_dev_lock(d);
-			done = ltrack_kill(&d->tr, t, AIPU_DRAIN_BATCH);
+			done = aipu_queue_kill(&d->tr, t, AIPU_DRAIN_BATCH);
 			aipu_dev_unlock(d, flags);
 		}
 		aipu_mem_drain();
@@ -259,7 +259,7 @@ static enum aipu_pin_result pin_ref(struct aipu_pin *p, struct inode *inode,
  * device's own (or an evicted file).  @d's lock held: a tracker seen alive
  * under it has a valid inode (see aipu_pin()).
  */
-const void *aipu_tracker_wb(struct aipu_dev *d, struct aipu_ltracker *t)
+const void *aipu_tracker_wb(struct aipu_dev *d, struct aipu_file *t)
 {
 	return t->dead ? NULL : aipu_inode_wb(t->host, d->bdi);
 }
@@ -297,7 +297,7 @@ static enum aipu_pin_result pin_inode(struct aipu_pin *p, struct inode *inode,
  * block (inodes are freed after a grace period, and the kill marks the
  * tracker dead first).
  */
-enum aipu_pin_result aipu_pin(struct aipu_ltracker *t, struct aipu_pin *p,
+enum aipu_pin_result aipu_pin(struct aipu_file *t, struct aipu_pin *p,
 			      enum aipu_pin_how how)
 {
 	struct aipu_dev *d = aipu_tracker_dev(t);

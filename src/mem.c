@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 /*
- * aipu: memory for the files' queues (src/log.c, src/live.c, src/flog.c)
- * and their trackers.
+ * aipu: memory for the files' queues (src/queue/log.c, src/queue/live.c,
+ * src/queue/flog.c) and their trackers.
  *
  * The probes allocate with a device's lock held inside the mapping's i_pages
  * lock, interrupts off: GFP_NOWAIT only.  When the slab says no they dip
  * into a small reserve that the flusher refills in process context, so a
  * burst of dirtying under memory pressure still gets per-page times; only
  * when the reserve is empty too does tracking degrade (a file bounded as a
- * whole, src/track_log.c).
+ * whole, src/queue/queue.c).
  *
  * PREEMPT_RT: a device's lock is a raw spinlock, and RT's slab may be called
  * neither to allocate nor to free under one (its own locks sleep there).  So
@@ -166,7 +166,7 @@ void aipu_mem_drain(void)
 		reserve_drain(&reserves[i]);
 }
 
-/* A log segment's size class: aipu_seg_bytes[] in src/log.c. */
+/* A log segment's size class: aipu_seg_bytes[] in src/queue/log.c. */
 static struct reserve *seg_reserve(unsigned int bytes)
 {
 	return &reserves[bytes <= 64 ? SEG64 : bytes <= 512 ? SEG512 : SEG4096];
@@ -193,7 +193,7 @@ void aipu_live_chunk_free(struct aipu_live_chunk *c)
 }
 
 /*
- * A file's live-bit directory (src/live.c): a speed-up the tree does
+ * A file's live-bit directory (src/queue/live.c): a speed-up the tree does
  * without, so it never takes from the reserve, which the probes need for
  * what has no substitute, and is not made where the slab may not be called
  * under a raw spinlock (PREEMPT_RT).  The 4-KiB segments' cache fits it.
@@ -237,7 +237,7 @@ void aipu_retry_free(struct aipu_retry *r)
 	reserve_free(&reserves[RETRY], r);
 }
 
-struct aipu_ltracker *aipu_ltracker_alloc(void)
+struct aipu_file *aipu_file_alloc(void)
 {
 	struct aipu_mapping *m = reserve_alloc(&reserves[TRACKER]);
 
@@ -253,7 +253,7 @@ static void tracker_free_rcu(struct rcu_head *head)
 		     container_of(head, struct aipu_mapping, rcu));
 }
 
-void aipu_ltracker_free(struct aipu_ltracker *t)
+void aipu_file_free(struct aipu_file *t)
 {
 	call_rcu(&container_of(t, struct aipu_mapping, t)->rcu,
 		 tracker_free_rcu);

@@ -169,12 +169,13 @@ bool aipu_policy_scan(struct aipu_dev *d, unsigned int budget)
 	struct aipu_scan *s = &d->scan;
 
 	if (!s->aged_done) {
-		if (!ltrack_scan(&d->tr, s->cutoff, &budget))
+		if (!aipu_queue_scan(&d->tr, s->cutoff, &budget))
 			return false;
 		s->aged_done = true;
 	}
 	if (s->stage) {
-		s->staged += ltrack_stage(&d->tr, s->now, &s->stage, &budget);
+		s->staged +=
+			aipu_queue_stage(&d->tr, s->now, &s->stage, &budget);
 		if (s->stage && !budget && d->tr.wheel.nodes)
 			return false;
 		s->stage = 0;

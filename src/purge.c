@@ -23,7 +23,7 @@
 
 struct purge {
 	struct list_head list;
-	struct aipu_ltracker *t;
+	struct aipu_file *t;
 	pgoff_t start, end;
 	unsigned int tries;
 };
@@ -46,7 +46,7 @@ static void count(struct aipu_dev *d, unsigned long purged,
 }
 
 /* Process context, with the tracker held by the batch just issued. */
-void aipu_purge_add(struct aipu_dev *d, struct aipu_ltracker *t,
+void aipu_purge_add(struct aipu_dev *d, struct aipu_file *t,
 		    pgoff_t start, pgoff_t end)
 {
 	struct purge *p = kmalloc(sizeof(*p), GFP_KERNEL | __GFP_NOWARN);
@@ -61,7 +61,7 @@ void aipu_purge_add(struct aipu_dev *d, struct aipu_ltracker *t,
 	p->end = end;
 	p->tries = 0;
 	flags = aipu_dev_lock(d);
-	ltrack_hold(t);
+	aipu_queue_hold(t);
 	list_add_tail(&p->list, &d->purges);
 	aipu_dev_unlock(d, flags);
 }
@@ -165,7 +165,7 @@ static void purge_free(struct aipu_dev *d, struct purge *p)
 {
 	unsigned long flags = aipu_dev_lock(d);
 
-	ltrack_put(&d->tr, p->t);
+	aipu_queue_put(&d->tr, p->t);
 	aipu_dev_unlock(d, flags);
 	list_del(&p->list);
 	kfree(p);

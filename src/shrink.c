@@ -37,17 +37,17 @@ static unsigned long shrink_dev(struct aipu_dev *d, unsigned long want)
 {
 	unsigned int files = AIPU_SHRINK_FILES;
 	unsigned long flags, freed = 0;
-	struct aipu_ltracker *t;
+	struct aipu_file *t;
 
 	while (freed < want && files--) {
 		flags = aipu_dev_lock(d);
 		t = list_first_entry_or_null(&d->tr.trackers,
-					     struct aipu_ltracker, link);
+					     struct aipu_file, link);
 		if (t) {
 			u64 fb = aipu_trace_fallbacks(d);
 
 			list_move_tail(&t->link, &d->tr.trackers);
-			freed += ltrack_degrade(&d->tr, t,
+			freed += aipu_queue_degrade(&d->tr, t,
 					       min_t(unsigned long, want - freed,
 						     AIPU_DRAIN_BATCH),
 					       jiffies);

@@ -48,8 +48,8 @@
 
 struct aipu_take {
 	struct list_head list;		/* in its queue's takes */
-	struct aipu_ltracker *t;	/* a batch's file, */
-	struct aipu_lentry *e;		/* or an entry (then @n is 0) */
+	struct aipu_file *t;	/* a batch's file, */
+	struct aipu_entry *e;		/* or an entry (then @n is 0) */
 	enum aipu_issue_how how;
 	unsigned int n;
 	struct aipu_extent x[];		/* the batch, merged */
@@ -145,8 +145,8 @@ static void count(struct aipu_dev *d, u64 *counter)
  * FULL: put it back; INLINE: issue it yourself.
  */
 enum aipu_wbq_result aipu_wbq_queue(struct aipu_dev *d, const void *wb,
-				    struct aipu_ltracker *t,
-				    struct aipu_lentry *e,
+				    struct aipu_file *t,
+				    struct aipu_entry *e,
 				    const struct aipu_extent *x, unsigned int n,
 				    enum aipu_issue_how how)
 {
@@ -158,7 +158,7 @@ enum aipu_wbq_result aipu_wbq_queue(struct aipu_dev *d, const void *wb,
 		return AIPU_WBQ_INLINE;
 	q->idle = 0;
 	spin_lock(&q->lock);
-	/* One take always fits: a batch has at most AIPU_LBATCH_MAX extents. */
+	/* One take always fits: a batch has at most AIPU_BATCH_MAX extents. */
 	full = q->out && (q->out >= AIPU_WBQ_TAKES ||
 			  q->extents + n > AIPU_WBQ_EXTENTS);
 	if (!full) {

@@ -195,7 +195,7 @@ for k in $kernels; do
 	fi
 	# The random phase's writer (randwrite.c), built here for the guest.
 	gcc -O2 -Wall -Wextra -o "$dir/guest/randwrite" "$here/randwrite.c"
-	# calib: bench/scale's binary (src/track_log.c in user space), on the host
+	# calib: bench/scale's binary (src/queue/queue.c in user space), on the host
 	# now and in the guest (guest.sh): TCG's factor for aipu's own code.
 	scalebin=""
 	if [[ " $phases " == *" calib "* ]]; then

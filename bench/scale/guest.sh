@@ -17,7 +17,7 @@
 #
 # Phases:
 #   calib   bench/scale's user-space binary (the module's queue,
-#           src/track_log.c; the host script's copy, AIPU_SCALE_BIN) with
+#           src/queue/queue.c; the host script's copy, AIPU_SCALE_BIN) with
 #           --quick --only pages,
 #           in the guest: what TCG makes of aipu's own tracking code, to
 #           set against the same binary on the host.

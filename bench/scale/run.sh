@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The scale benchmark (bench/scale/README.md): builds bench/scale/scale (the
-# module's log-based queue, src/track_log.c with src/flog.c, src/log.c,
-# src/live.c and src/wheel.c, in user space), runs it on the host's CPU at
+# module's log-based queue, src/queue/queue.c with src/queue/flog.c, src/queue/log.c,
+# src/queue/live.c and src/queue/wheel.c, in user space), runs it on the host's CPU at
 # nice 5, and writes build/bench/<date>-host-scale/ (-quick appended with
 # --quick):
 #
@@ -80,8 +80,8 @@ bin=$root/build/bench/scale/scale
 # differ from it (other work in progress in the same tree).
 commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
 # The timed code, then what the benchmark reads its constants from.
-timed=(src/track_log.c src/flog.c src/log.c src/live.c src/wheel.c
-	include/aipu_track_log.h include/aipu_flog.h include/aipu_log.h
+timed=(src/queue/queue.c src/queue/flog.c src/queue/log.c src/queue/live.c src/queue/wheel.c
+	include/aipu_queue.h include/aipu_flog.h include/aipu_log.h
 	include/aipu_live.h include/aipu_wheel.h)
 sources=("${timed[@]}" src/flusher.c src/mapping.c src/dev.c src/knobs.c tests/unit bench/scale)
 dirty=$(git -C "$root" status --porcelain -- "${sources[@]}" 2>/dev/null || true)
@@ -129,7 +129,7 @@ nice -n 5 "$bin" "${args[@]}" --out "$dir" | tee "$dir/tables.md"
 key=$("$python" "$here/report.py" "$dir")
 
 {
-	echo "# Scale benchmark of the log-based queue (src/track_log.c) on the host's CPU"
+	echo "# Scale benchmark of the log-based queue (src/queue/queue.c) on the host's CPU"
 	echo
 	echo "Produced by \`$cmd\` (the binary at nice 5), $start, commit $commit."
 	if [ -n "$dirty" ]; then

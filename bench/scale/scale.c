@@ -1,29 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * aipu's device queue at scale: src/track_log.c with src/flog.c, src/log.c,
- * src/live.c and src/wheel.c, compiled as the unit tests compile them, timed
- * in user space on the host's CPU (the guests run under QEMU's TCG, which
- * would time the emulator, not the code).  bench/scale/README.md says what
- * each table measures.
+ * aipu's device queue at scale: src/queue/queue.c with src/queue/flog.c,
+ * src/queue/log.c, src/queue/live.c and src/queue/wheel.c, compiled as the unit
+ * tests compile them, timed in user space on the host's CPU (the guests run
+ * under QEMU's TCG, which would time the emulator, not the code).
+ * bench/scale/README.md says what each table measures.
  *
  * What the kernel glue does is stood in for here:
  *   - one pthread spinlock per simulated backing device guards that device's
- *     struct aipu_ltrack, as src/dev.c's raw spinlock does, and every hold
+ *     struct aipu_queue, as src/dev.c's raw spinlock does, and every hold
  *     reads the clock after taking it and before dropping it, as
  *     aipu_dev_lock()/aipu_dev_unlock() do for lock_hold_max_ns;
  *   - the probe (src/hook.c) looks the file's tracker up without a lock and
- *     tries ltrack_pages_fast() under the file's own lock (a pthread
+ *     tries aipu_queue_pages_fast() under the file's own lock (a pthread
  *     spinlock in the tracker, as struct aipu_mapping's raw spinlock),
  *     adding to this thread's share of the device's counters (the kernel's
  *     per-CPU ones); when that will not do, it takes the device's lock,
- *     checks the tracker (ltrack_get() if it has none) and calls
- *     ltrack_pages() (ltrack_whole() after a short fast path);
+ *     checks the tracker (aipu_queue_get() if it has none) and calls
+ *     aipu_queue_pages() (aipu_queue_whole() after a short fast path);
  *   - the flusher (src/flusher.c) runs phase 1 in holds of AIPU_SCAN_BATCH
  *     files, takes a batch a hold, merges it outside the lock and hands its
  *     extents back AIPU_HANDBACK_MAX stretches or AIPU_HANDBACK_PAGES pages
- *     a hold (ltrack_handback()), then ltrack_put() in a hold of its own;
+ *     a hold (aipu_queue_handback()), then aipu_queue_put() in a hold of its
+ * own;
  *     eviction and rmmod (src/mapping.c), the shrinker and the park free
- *     AIPU_DRAIN_BATCH objects a hold (include/aipu_track_log.h).  The
+ *     AIPU_DRAIN_BATCH objects a hold (include/aipu_queue.h).  The
  *     constants of src/ are read from those files at build time (Makefile);
  *   - queue objects and trackers come from per-"CPU" caches, mapped and
  *     touched before they are timed and handed out by a free-list pop or a
@@ -64,7 +65,7 @@
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 
-#include "aipu_track_log.h"
+#include "aipu_queue.h"
 
 #ifndef AIPU_SCAN_BATCH
 #error "AIPU_SCAN_BATCH: build with make, which reads it from src/flusher.c"
@@ -237,7 +238,7 @@ struct cpu {
  * the kernel's.
  */
 struct bench_mapping {
-	struct aipu_ltracker t;
+	struct aipu_file t;
 	pthread_spinlock_t lock;	/* the kernel's raw_spinlock_t: 4 B */
 	struct hlist_node node;
 	struct {
@@ -452,7 +453,7 @@ void aipu_retry_free(struct aipu_retry *r)
 	cache_free(&this_cpu->c[C_RETRY], r);
 }
 
-struct aipu_ltracker *aipu_ltracker_alloc(void)
+struct aipu_file *aipu_file_alloc(void)
 {
 	struct bench_mapping *m = cache_alloc(&this_cpu->c[C_TRACKER]);
 
@@ -460,22 +461,22 @@ struct aipu_ltracker *aipu_ltracker_alloc(void)
 	return &m->t;
 }
 
-static struct bench_mapping *to_mapping(struct aipu_ltracker *t)
+static struct bench_mapping *to_mapping(struct aipu_file *t)
 {
 	return container_of(t, struct bench_mapping, t);
 }
 
-void aipu_ltracker_lock(struct aipu_ltracker *t)
+void aipu_file_lock(struct aipu_file *t)
 {
 	pthread_spin_lock(&to_mapping(t)->lock);
 }
 
-void aipu_ltracker_unlock(struct aipu_ltracker *t)
+void aipu_file_unlock(struct aipu_file *t)
 {
 	pthread_spin_unlock(&to_mapping(t)->lock);
 }
 
-void aipu_ltracker_free(struct aipu_ltracker *t)
+void aipu_file_free(struct aipu_file *t)
 {
 	cache_free(&this_cpu->c[C_TRACKER], to_mapping(t));
 }
@@ -523,7 +524,7 @@ static void table_init(void)
 		die("out of memory for the table");
 }
 
-struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
+struct aipu_file *aipu_file_lookup(const void *key)
 {
 	struct bench_mapping *m;
 
@@ -533,14 +534,14 @@ struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
 	return NULL;
 }
 
-int aipu_ltracker_insert(struct aipu_ltracker *t)
+int aipu_file_insert(struct aipu_file *t)
 {
 	hlist_add_head(&to_mapping(t)->node, &table.b[key_hash(t->key)]);
 	table.nelems++;
 	return 0;
 }
 
-void aipu_ltracker_remove(struct aipu_ltracker *t)
+void aipu_file_remove(struct aipu_file *t)
 {
 	hlist_del(&to_mapping(t)->node);
 	table.nelems--;
@@ -550,14 +551,14 @@ void aipu_ltracker_remove(struct aipu_ltracker *t)
 
 /* A CPU's share of a device's counters (struct aipu_dev's @fast). */
 struct fast_share {
-	struct aipu_ldelta dl;
+	struct aipu_queue_delta dl;
 } __attribute__((aligned(CACHELINE)));
 
 struct dev {
 	pthread_spinlock_t lock;
 	u64 locked_at, held;
-	struct aipu_ltrack tr;
-	struct list_head slots[AIPU_LTRACK_SLOTS];
+	struct aipu_queue tr;
+	struct list_head slots[AIPU_QUEUE_SLOTS];
 	struct fast_share fast[NCPUS];
 } __attribute__((aligned(CACHELINE)));
 
@@ -593,32 +594,32 @@ static inline const void *file_key(unsigned int dev, unsigned long i)
  * The probe's part of a clean -> dirty transition (src/hook.c): the tracker
  * looked up without a lock; the fast path under the file's lock if it
  * will, else under the device's lock the tracker checked (made if there is
- * none) and ltrack_pages() for the page.
+ * none) and aipu_queue_pages() for the page.
  */
 static inline void probe(struct dev *d, const void *key, pgoff_t index,
 			 unsigned long time)
 {
-	struct aipu_ltracker *t = aipu_ltracker_lookup(key);
+	struct aipu_file *t = aipu_file_lookup(key);
 	int r = AIPU_FAST_NO;
 
 	if (t) {
-		aipu_ltracker_lock(t);
-		r = ltrack_pages_fast(t, index, 1, time,
-				      &d->fast[this_cpu - cpus].dl, false);
-		aipu_ltracker_unlock(t);
+		aipu_file_lock(t);
+		r = aipu_queue_pages_fast(t, index, 1, time,
+					  &d->fast[this_cpu - cpus].dl, false);
+		aipu_file_unlock(t);
 		if (r == AIPU_FAST_DONE)
 			return;
 	}
 	dev_lock(d);
 	if (!t || !t->hashed)
-		t = ltrack_get(&d->tr, key, (void *)key);
+		t = aipu_queue_get(&d->tr, key, (void *)key);
 	if (t && r == AIPU_FAST_SHORT)
-		ltrack_whole(&d->tr, t, time);
+		aipu_queue_whole(&d->tr, t, time);
 	else if (t)
-		ltrack_pages(&d->tr, t, index, 1, time);
+		aipu_queue_pages(&d->tr, t, index, 1, time);
 	dev_unlock(d);
 	if (!t)
-		die("ltrack_get failed");
+		die("aipu_queue_get failed");
 }
 
 /*
@@ -627,7 +628,7 @@ static inline void probe(struct dev *d, const void *key, pgoff_t index,
  */
 static void dev_fold(struct dev *d)
 {
-	struct aipu_lstats *st = &d->tr.st;
+	struct aipu_queue_stats *st = &d->tr.st;
 	unsigned int i;
 
 	for (i = 0; i < NCPUS; i++) {
@@ -641,12 +642,12 @@ static void dev_fold(struct dev *d)
 /* Every file of @d forgotten (rmmod's loop, no budget), untimed. */
 static void dev_clear(struct dev *d)
 {
-	struct aipu_ltracker *t;
+	struct aipu_file *t;
 
 	while ((t = list_first_entry_or_null(&d->tr.trackers,
-					     struct aipu_ltracker, link)))
-		if (!ltrack_kill(&d->tr, t, ~0UL))
-			die("ltrack_kill with no budget did not finish");
+					     struct aipu_file, link)))
+		if (!aipu_queue_kill(&d->tr, t, ~0UL))
+			die("aipu_queue_kill with no budget did not finish");
 }
 
 /*
@@ -660,7 +661,7 @@ static void world_reset(bool release)
 
 	this_cpu = &cpus[0];
 	for (i = 0; i < NDEVS; i++) {
-		struct aipu_lstats *st = &devs[i].tr.st;
+		struct aipu_queue_stats *st = &devs[i].tr.st;
 
 		dev_clear(&devs[i]);
 		dev_fold(&devs[i]);
@@ -669,7 +670,7 @@ static void world_reset(bool release)
 			    (unsigned long long)st->trackers,
 			    (unsigned long long)st->bytes,
 			    (unsigned long long)st->pages);
-		ltrack_init(&devs[i].tr, devs[i].slots, slot_width, T0);
+		aipu_queue_init(&devs[i].tr, devs[i].slots, slot_width, T0);
 	}
 	if (table.nelems)
 		die("table: %lu trackers left after every kill", table.nelems);
@@ -1116,7 +1117,7 @@ static unsigned int nr_mem_rows;
 
 static struct mem_row *mem_note(struct dev *d, const char *fmt, ...)
 {
-	struct aipu_lstats *st = &d->tr.st;
+	struct aipu_queue_stats *st = &d->tr.st;
 	struct mem_row *r;
 	va_list ap;
 
@@ -1212,15 +1213,15 @@ static void measure_pages(const unsigned long *sizes, unsigned int nsizes)
 	unsigned int pi, si;
 
 	printf("\n## 1. ns per clean->dirty transition against pages dirtied per file\n\n");
-	printf("The probe's part of a transition, as src/hook.c does it: the tracker looked up in the table before the lock, the lock taken and the clock read (aipu_dev_lock()), the tracker checked (ltrack_get() if the file has none), ltrack_pages() for one page, the clock read and the lock dropped. Batches of %d transitions timed with clock_gettime and divided by %d; median, p99 and p99.9 over the batches of the second half of each fill (the file holds N/2 to N pages when they run), pooled over %u rounds; a fill is repeated until at least %lu batches are timed. A new jiffy every %d transitions (sequential, a page a jiffy: every page). \"Random pages, one file\": a file of N pages, each dirtied once in random order; \"files of <= 262,144 pages\": the same N pages over N/262,144 files, picked at random, so that no file reaches the cap; \"sparse\": random pages anywhere in a 2^32-page file, each in a live chunk of its own (the live set's worst case). \"max batch\": the longest batch of %d transitions not disturbed, an upper bound of the longest single probe. A file whose log holds AIPU_LTRACK_BYTES_MAX = %lu bytes (about %lu single-page entries) is bounded as a whole from then on (its whole-file entry, one fallback), so its later pages are not tracked one by one: \"pages tracked one by one\" are those in the files' logs, \"pages bounded by fallback\" the rest, at the end of the last fill.\n\n",
+	printf("The probe's part of a transition, as src/hook.c does it: the tracker looked up in the table before the lock, the lock taken and the clock read (aipu_dev_lock()), the tracker checked (aipu_queue_get() if the file has none), aipu_queue_pages() for one page, the clock read and the lock dropped. Batches of %d transitions timed with clock_gettime and divided by %d; median, p99 and p99.9 over the batches of the second half of each fill (the file holds N/2 to N pages when they run), pooled over %u rounds; a fill is repeated until at least %lu batches are timed. A new jiffy every %d transitions (sequential, a page a jiffy: every page). \"Random pages, one file\": a file of N pages, each dirtied once in random order; \"files of <= 262,144 pages\": the same N pages over N/262,144 files, picked at random, so that no file reaches the cap; \"sparse\": random pages anywhere in a 2^32-page file, each in a live chunk of its own (the live set's worst case). \"max batch\": the longest batch of %d transitions not disturbed, an upper bound of the longest single probe. A file whose log holds AIPU_QUEUE_BYTES_MAX = %lu bytes (about %lu single-page entries) is bounded as a whole from then on (its whole-file entry, one fallback), so its later pages are not tracked one by one: \"pages tracked one by one\" are those in the files' logs, \"pages bounded by fallback\" the rest, at the end of the last fill.\n\n",
 	       BATCH, BATCH, rounds, min_batches(), JIFFY_PAGES, BATCH,
-	       AIPU_LTRACK_BYTES_MAX, AIPU_LTRACK_BYTES_MAX / 4096 *
+	       AIPU_QUEUE_BYTES_MAX, AIPU_QUEUE_BYTES_MAX / 4096 *
 	       ((4096 - sizeof(struct aipu_seg)) / 8));
 	printf("| pattern | N pages dirtied | median ns | p99 ns | p99.9 ns | round medians ns | max batch µs | disturbed batches | pages tracked one by one | pages bounded by fallback | fallbacks | files |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, "{\"measurement\": \"pages\", \"batch\": %d, \"rounds\": %u, "
 		"\"bytes_max\": %lu, \"unit\": \"ns per transition\", "
-		"\"rows\": [\n", BATCH, rounds, AIPU_LTRACK_BYTES_MAX);
+		"\"rows\": [\n", BATCH, rounds, AIPU_QUEUE_BYTES_MAX);
 	for (pi = 0; pi < ARRAY_SIZE(pats); pi++)
 		for (si = 0; si < nsizes; si++)
 			pages_row(f, pats[pi], sizes[si], &all, !pi && !si);
@@ -1490,14 +1491,14 @@ static double threads_run(enum thread_cfg cfg, unsigned long n,
 	}
 	/* Objects a thread made are freed into its own caches. */
 	for (i = 0; i < NDEVS; i++) {
-		struct aipu_ltracker *tk;
+		struct aipu_file *tk;
 
 		while ((tk = list_first_entry_or_null(&devs[i].tr.trackers,
-						      struct aipu_ltracker,
+						      struct aipu_file,
 						      link))) {
 			this_cpu = &cpus[(to_mapping(tk)->t.key >=
 					  file_key(0, nfiles)) ? 1 : 0];
-			ltrack_kill(&devs[i].tr, tk, ~0UL);
+			aipu_queue_kill(&devs[i].tr, tk, ~0UL);
 		}
 	}
 	this_cpu = &cpus[0];
@@ -1577,11 +1578,13 @@ static const char * const hold_ids[H_NR] = {
 	"probe", "scan", "take", "handback", "end_pass", "forget",
 };
 
-static const char * const hold_names[H_NR] = {
-	"a transition (probe)", "phase 1 (ltrack_scan)",
-	"phase 2 take (ltrack_take)",
-	"phase 2 hand-back (ltrack_done_pages, ltrack_put)",
-	"end of pass (ltrack_end_pass)", "rmmod (ltrack_kill of every file)",
+static const char *const hold_names[H_NR] = {
+	"a transition (probe)",
+	"phase 1 (aipu_queue_scan)",
+	"phase 2 take (aipu_queue_take)",
+	"phase 2 hand-back (aipu_queue_done_pages, aipu_queue_put)",
+	"end of pass (aipu_queue_end_pass)",
+	"rmmod (aipu_queue_kill of every file)",
 };
 
 /* Worst hold at 1 M pages, for the criterion line. */
@@ -1649,7 +1652,8 @@ static unsigned long scan_timed(struct dev *d, unsigned long cutoff,
 
 	do {
 		b = AIPU_SCAN_BATCH;
-		TIMED_HOLD(d, holds, done = ltrack_scan(&d->tr, cutoff, &b));
+		TIMED_HOLD(d, holds,
+			   done = aipu_queue_scan(&d->tr, cutoff, &b));
 		n++;
 	} while (!done);
 	return n;
@@ -1657,7 +1661,7 @@ static unsigned long scan_timed(struct dev *d, unsigned long cutoff,
 
 /*
  * Taken pages go back as src/flusher.c hands them back: collected by
- * ltrack_handback_add(), a hold of ltrack_handback() for each
+ * aipu_queue_handback_add(), a hold of aipu_queue_handback() for each
  * AIPU_HANDBACK_MAX stretches or AIPU_HANDBACK_PAGES pages.
  */
 struct handback {
@@ -1672,7 +1676,7 @@ static void handback_flush(struct aipu_handback *hb)
 
 	if (!hb->n)
 		return;
-	TIMED_HOLD(h->d, h->holds, ltrack_handback(&h->d->tr, hb));
+	TIMED_HOLD(h->d, h->holds, aipu_queue_handback(&h->d->tr, hb));
 }
 
 struct pass_counts {
@@ -1683,34 +1687,34 @@ enum took { TOOK, TOOK_NOTHING_AGAIN, NOTHING };
 
 /*
  * One take of phase 2, as issue_pending() and issue_batch() hold the lock:
- * ltrack_take() in a hold; a whole-file entry handed back in a hold; a
- * batch merged outside the lock (flog_merge()), every page written (or,
+ * aipu_queue_take() in a hold; a whole-file entry handed back in a hold; a
+ * batch merged outside the lock (aipu_flog_merge()), every page written (or,
  * @dirty, found still dirty and put back, as under policy kernel or for
- * pages locked or under writeback) and handed back, then ltrack_put() in a
+ * pages locked or under writeback) and handed back, then aipu_queue_put() in a
  * hold of its own.  Nothing of the writing itself is timed.
  */
 static enum took take_one(struct dev *d, unsigned long cutoff, bool dirty,
 			  struct timed *take, struct timed *handback,
 			  struct pass_counts *pc)
 {
-	static struct aipu_lbatch b;
-	struct aipu_lentry *e;
+	static struct aipu_batch b;
+	struct aipu_entry *e;
 	unsigned int i, n;
 
 	b.max_pages = 0;
-	TIMED_HOLD(d, take, e = ltrack_take(&d->tr, cutoff, &b));
+	TIMED_HOLD(d, take, e = aipu_queue_take(&d->tr, cutoff, &b));
 	pc->takes++;
 	if (e) {
 		pc->entries++;
 		TIMED_HOLD(d, handback,
 			   if (dirty)
-				ltrack_requeue_entry(&d->tr, e);
-			   ltrack_done_entry(&d->tr, e));
+				aipu_queue_requeue_entry(&d->tr, e);
+			   aipu_queue_done_entry(&d->tr, e));
 		return TOOK;
 	}
 	if (!b.t)
 		return b.again ? TOOK_NOTHING_AGAIN : NOTHING;
-	n = flog_merge(b.x, b.n);
+	n = aipu_flog_merge(b.x, b.n);
 	pc->batches++;
 	pc->extents += b.n;
 	pc->written += n;
@@ -1719,13 +1723,13 @@ static enum took take_one(struct dev *d, unsigned long cutoff, bool dirty,
 
 		for (i = 0; i < n; i++) {
 			pc->pages += b.x[i].nr;
-			ltrack_handback_add(&h.hb, b.x[i].index, b.x[i].nr,
-					    b.x[i].time, dirty,
-					    handback_flush);
+			aipu_queue_handback_add(&h.hb, b.x[i].index, b.x[i].nr,
+						b.x[i].time, dirty,
+						handback_flush);
 		}
 		handback_flush(&h.hb);
 	}
-	TIMED_HOLD(d, handback, ltrack_put(&d->tr, b.t));
+	TIMED_HOLD(d, handback, aipu_queue_put(&d->tr, b.t));
 	return TOOK;
 }
 
@@ -1744,7 +1748,7 @@ static void end_pass_timed(struct dev *d, struct timed *end, double *cpu_max)
 		caches_ensure();	/* not in the hold's CPU time */
 		if (cpu_max)
 			c0 = cpu_ns();
-		TIMED_HOLD(d, end, done = ltrack_end_pass(&d->tr, &budget));
+		TIMED_HOLD(d, end, done = aipu_queue_end_pass(&d->tr, &budget));
 		if (cpu_max && cpu_ns() - c0 > *cpu_max)
 			*cpu_max = cpu_ns() - c0;
 	} while (!done);
@@ -1764,22 +1768,22 @@ static void pass_timed(struct dev *d, unsigned long cutoff, bool dirty,
 /* rmmod: aipu_mapping_forget(), AIPU_DRAIN_BATCH objects a hold. */
 static void forget_timed(struct dev *d, struct timed *holds)
 {
-	struct aipu_ltracker *t;
+	struct aipu_file *t;
 	bool done;
 
 	for (;;) {
 		TIMED_HOLD(d, holds,
 			   t = list_first_entry_or_null(&d->tr.trackers,
-							struct aipu_ltracker,
+							struct aipu_file,
 							link);
-			   done = !t || ltrack_kill(&d->tr, t,
-						    AIPU_DRAIN_BATCH));
+			   done = !t || aipu_queue_kill(&d->tr, t,
+							AIPU_DRAIN_BATCH));
 		if (!t)
 			return;
 		while (!done)
 			TIMED_HOLD(d, holds,
-				   done = ltrack_kill(&d->tr, t,
-						      AIPU_DRAIN_BATCH));
+				   done = aipu_queue_kill(&d->tr, t,
+							  AIPU_DRAIN_BATCH));
 	}
 }
 
@@ -1852,7 +1856,7 @@ static void holds_row(FILE *f, enum backlog bl, unsigned long n, bool first)
 			u64 c0 = cpu_ns();
 
 			dev_lock(&devs[0]);
-			if (!ltrack_scan(&devs[0].tr, cutoff, &b))
+			if (!aipu_queue_scan(&devs[0].tr, cutoff, &b))
 				die("an unlimited scan ran out of budget");
 			wall[r] = dev_unlock(&devs[0]);
 			cpu[r] = cpu_ns() - c0;
@@ -1932,8 +1936,8 @@ static const enum pattern evict_pats[] = { P_RANDOM_ONE, P_RANDOM_SPARSE };
 /*
  * The other two that free a file's queue a budget a hold, with the same
  * drain() and budget (AIPU_DRAIN_BATCH) as eviction: the shrinker
- * (ltrack_degrade(), src/shrink.c) and the park of a file an umount holds
- * (ltrack_park(), src/flusher.c).  Each keeps calling
+ * (aipu_queue_degrade(), src/shrink.c) and the park of a file an umount holds
+ * (aipu_queue_park(), src/flusher.c).  Each keeps calling
  * while a call frees its whole budget, as the module does for one file.
  */
 enum freer { F_SHRINK, F_PARK, F_NR };
@@ -1947,12 +1951,13 @@ struct freer_row {
 static struct freer_row freer_rows[32];
 static unsigned int nfreer_rows;
 
-static unsigned long freer_call(enum freer w, struct aipu_ltracker *t,
+static unsigned long freer_call(enum freer w, struct aipu_file *t,
 				unsigned long now)
 {
 	if (w == F_SHRINK)
-		return ltrack_degrade(&devs[0].tr, t, AIPU_DRAIN_BATCH, now);
-	return ltrack_park(&devs[0].tr, t, now, AIPU_DRAIN_BATCH);
+		return aipu_queue_degrade(&devs[0].tr, t, AIPU_DRAIN_BATCH,
+					  now);
+	return aipu_queue_park(&devs[0].tr, t, now, AIPU_DRAIN_BATCH);
 }
 
 static void freer_rounds(FILE *f, enum pattern p, unsigned long n)
@@ -1972,13 +1977,13 @@ static void freer_rounds(FILE *f, enum pattern p, unsigned long n)
 
 		for (r = 0; r < rounds; r++) {
 			unsigned long now = gen_end(p, n), freed;
-			struct aipu_ltracker *t;
+			struct aipu_file *t;
 			struct gen g;
 
 			world_reset(false);
 			gen_init(&g, p, 0, n, 41 + r);
 			fill(&devs[0], &g, n, NULL, 0, NULL);
-			t = aipu_ltracker_lookup(file_key(0, 0));
+			t = aipu_file_lookup(file_key(0, 0));
 			timed_round(&holds);
 			do
 				TIMED_HOLD(&devs[0], &holds,
@@ -2013,7 +2018,7 @@ static void evict_row(FILE *f, enum pattern p, unsigned long n, bool first)
 	if (nr > MAX_ROUNDS)
 		nr = MAX_ROUNDS;
 	for (r = 0; r < nr; r++) {
-		struct aipu_ltracker *t;
+		struct aipu_file *t;
 		bool done;
 
 		world_reset(false);
@@ -2024,14 +2029,14 @@ static void evict_row(FILE *f, enum pattern p, unsigned long n, bool first)
 		objects_live(objs);
 		for (total = 0, k = 0; k < NR_CACHES; k++)
 			total += k == C_TRACKER ? 0 : objs[k];
-		t = aipu_ltracker_lookup(file_key(0, 0));
+		t = aipu_file_lookup(file_key(0, 0));
 		timed_round(&holds);
 		if (r % 3 == 2) {
 			/* For contrast: everything in one hold. */
 			u64 c0 = cpu_ns();
 
 			dev_lock(&devs[0]);
-			if (!ltrack_kill(&devs[0].tr, t, ~0UL))
+			if (!aipu_queue_kill(&devs[0].tr, t, ~0UL))
 				die("eviction with no budget did not finish");
 			wall[r / 3] = dev_unlock(&devs[0]);
 			cpu[r / 3] = cpu_ns() - c0;
@@ -2042,12 +2047,12 @@ static void evict_row(FILE *f, enum pattern p, unsigned long n, bool first)
 		/* aipu_mapping_kill(): the first call, then the rest. */
 		TIMED_HOLD(&devs[0], &holds,
 			   done = !t->hashed ||
-				  ltrack_kill(&devs[0].tr, t,
-					      AIPU_DRAIN_BATCH));
+				  aipu_queue_kill(&devs[0].tr, t,
+						  AIPU_DRAIN_BATCH));
 		while (!done)
 			TIMED_HOLD(&devs[0], &holds,
-				   done = ltrack_kill(&devs[0].tr, t,
-						      AIPU_DRAIN_BATCH));
+				   done = aipu_queue_kill(&devs[0].tr, t,
+							  AIPU_DRAIN_BATCH));
 	}
 	fprintf(f, "%s{\"pattern\": \"%s\", \"pattern_name\": \"%s\", "
 		"\"n\": %lu, \"pages_tracked\": %lu, \"objects\": %ld",
@@ -2287,7 +2292,7 @@ static void cut_slot_row(FILE *f, unsigned long n, bool first)
 }
 
 /*
- * stat's read of a device's oldest time (ltrack_oldest(), src/dev.c), in
+ * stat's read of a device's oldest time (aipu_queue_oldest(), src/dev.c), in
  * its worst cases, whatever the backlog: one file, in the last of the
  * wheel's slots from its clock, so the read walks every slot before it;
  * and a file in every slot a turn ahead (max_age over the wheel's span),
@@ -2319,7 +2324,7 @@ static struct stats oldest_reads(FILE *f, const char *name,
 		timed_round(&holds);
 		for (i = 0; i < 1000; i++)
 			TIMED_HOLD(&devs[0], &holds,
-				   ltrack_oldest(&devs[0].tr, &time));
+				   aipu_queue_oldest(&devs[0].tr, &time));
 	}
 	st = json_timed(f, name, &holds);
 	printf("%s: %lu reads: **median %.2f µs, p99.9 %.1f µs, max %.1f µs** (%lu disturbed, left out).\n",
@@ -2331,15 +2336,15 @@ static struct stats oldest_reads(FILE *f, const char *name,
 
 static void oldest_row(FILE *f)
 {
-	fprintf(f, ", \"stat_oldest\": {\"slots\": %d", AIPU_LTRACK_SLOTS);
-	printf("\nstat's read of a device's oldest dirty time (ltrack_oldest(), a hold of the device's lock per device read).\n");
-	oldest_st = oldest_reads(f, "read", 1, AIPU_LTRACK_SLOTS - 1,
+	fprintf(f, ", \"stat_oldest\": {\"slots\": %d", AIPU_QUEUE_SLOTS);
+	printf("\nstat's read of a device's oldest dirty time (aipu_queue_oldest(), a hold of the device's lock per device read).\n");
+	oldest_st = oldest_reads(f, "read", 1, AIPU_QUEUE_SLOTS - 1,
 				 "Worst case within the wheel's span: the one queued file in the last slot from the clock, every slot before it looked at");
 	/*
 	 * max_age over the wheel's span: every slot's file a turn ahead of
 	 * the clock, so each slot's first file is read, none ending the walk.
 	 */
-	oldest_reads(f, "read_turn_ahead", AIPU_LTRACK_SLOTS, AIPU_LTRACK_SLOTS,
+	oldest_reads(f, "read_turn_ahead", AIPU_QUEUE_SLOTS, AIPU_QUEUE_SLOTS,
 		     "Worst case with max_age over the wheel's span: a file in every slot, each a turn ahead of the clock, every slot's first file read");
 	fprintf(f, "}");
 }
@@ -2352,7 +2357,7 @@ static void measure_holds(const unsigned long *sizes, unsigned int nsizes)
 	int bl;
 
 	printf("\n## 4. The longest lock holds against the backlog\n\n");
-	printf("N pages dirtied on one device (\"probe\": each transition's hold of the lock while the backlog is made, timed one by one), all of them then due, and one flusher pass as src/flusher.c runs it: phase 1 (ltrack_scan()) with a budget of AIPU_SCAN_BATCH = %d files a hold; phase 2 takes (ltrack_take(), a hold each; a batch is up to AIPU_FLOG_TAKE_ENTRIES = %d entries and AIPU_FLOG_TAKE_PAGES = %d pages) and hand-backs (ltrack_handback() for at most AIPU_HANDBACK_MAX = %d stretches or AIPU_HANDBACK_PAGES = %d pages a hold, then ltrack_put() in a hold; every page written, so the files end empty and are freed); the end of the pass (ltrack_end_pass(), %d files a hold). Then the same backlog made again, phase 1 in one hold with no budget (for contrast: its wall time, least of the rounds, and CPU time, median; not what the module does), and rmmod's teardown (aipu_mapping_forget(): ltrack_kill() of every file, AIPU_DRAIN_BATCH = %d objects a hold). %u rounds. Backlogs: random pages over files of at most 262,144 pages (few files, long logs), and files of 4 pages written whole (N/4 files: phase 1's worst), with their trackers, segments and live chunks in address order or handed out in random address order (\"scattered\", a slab after long use). For the first backlog a last pass finds every page still dirty after its write (policy kernel, or pages locked or under writeback) and puts it back: its hand-back and end of pass (flog_end_pass() moves a file's retries within the hold's budget). Cells: p99.9 / max in µs (phase 1: median / p99 / p99.9 / max), disturbed holds left out; the constants are read from src/ at build time.\n\n",
+	printf("N pages dirtied on one device (\"probe\": each transition's hold of the lock while the backlog is made, timed one by one), all of them then due, and one flusher pass as src/flusher.c runs it: phase 1 (aipu_queue_scan()) with a budget of AIPU_SCAN_BATCH = %d files a hold; phase 2 takes (aipu_queue_take(), a hold each; a batch is up to AIPU_FLOG_TAKE_ENTRIES = %d entries and AIPU_FLOG_TAKE_PAGES = %d pages) and hand-backs (aipu_queue_handback() for at most AIPU_HANDBACK_MAX = %d stretches or AIPU_HANDBACK_PAGES = %d pages a hold, then aipu_queue_put() in a hold; every page written, so the files end empty and are freed); the end of the pass (aipu_queue_end_pass(), %d files a hold). Then the same backlog made again, phase 1 in one hold with no budget (for contrast: its wall time, least of the rounds, and CPU time, median; not what the module does), and rmmod's teardown (aipu_mapping_forget(): aipu_queue_kill() of every file, AIPU_DRAIN_BATCH = %d objects a hold). %u rounds. Backlogs: random pages over files of at most 262,144 pages (few files, long logs), and files of 4 pages written whole (N/4 files: phase 1's worst), with their trackers, segments and live chunks in address order or handed out in random address order (\"scattered\", a slab after long use). For the first backlog a last pass finds every page still dirty after its write (policy kernel, or pages locked or under writeback) and puts it back: its hand-back and end of pass (aipu_flog_end_pass() moves a file's retries within the hold's budget). Cells: p99.9 / max in µs (phase 1: median / p99 / p99.9 / max), disturbed holds left out; the constants are read from src/ at build time.\n\n",
 	       AIPU_SCAN_BATCH, AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
 	       AIPU_HANDBACK_MAX, AIPU_HANDBACK_PAGES, AIPU_SCAN_BATCH,
 	       AIPU_DRAIN_BATCH, rounds);
@@ -2384,7 +2389,7 @@ static void freer_table(void)
 	const struct freer_row *row;
 	char b1[32];
 
-	printf("\nThe same files freed by the shrinker (ltrack_degrade(), src/shrink.c) and by the park of a file an umount holds (ltrack_park(), src/flusher.c), AIPU_DRAIN_BATCH = %d objects a hold as eviction, each called again while it frees its whole budget, every hold timed; %u rounds each.\n\n",
+	printf("\nThe same files freed by the shrinker (aipu_queue_degrade(), src/shrink.c) and by the park of a file an umount holds (aipu_queue_park(), src/flusher.c), AIPU_DRAIN_BATCH = %d objects a hold as eviction, each called again while it frees its whole budget, every hold timed; %u rounds each.\n\n",
 	       AIPU_DRAIN_BATCH, rounds);
 	printf("| file | N pages dirtied | shrinker: holds | median µs | p99.9 µs | max µs | park: holds | median µs | p99.9 µs | max µs |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
@@ -2406,7 +2411,7 @@ static void measure_evict(const unsigned long *sizes, unsigned int nsizes)
 	unsigned int pi, si;
 
 	printf("\n## 5. The longest hold of evicting one huge file\n\n");
-	printf("One file, N pages dirtied in it (random pages of an N-page file, or sparse: a live chunk each; past AIPU_LTRACK_BYTES_MAX the file is bounded as a whole and its queue stops growing), then evicted as aipu_mapping_kill() does it: ltrack_kill() with AIPU_DRAIN_BATCH = %d objects a hold until it reports done, each hold timed. %u evictions batched and, for contrast, %u in one hold (no budget: wall time least, CPU time median). \"objects\": segments, live chunks and moved entries the file held.\n\n",
+	printf("One file, N pages dirtied in it (random pages of an N-page file, or sparse: a live chunk each; past AIPU_QUEUE_BYTES_MAX the file is bounded as a whole and its queue stops growing), then evicted as aipu_mapping_kill() does it: aipu_queue_kill() with AIPU_DRAIN_BATCH = %d objects a hold until it reports done, each hold timed. %u evictions batched and, for contrast, %u in one hold (no budget: wall time least, CPU time median). \"objects\": segments, live chunks and moved entries the file held.\n\n",
 	       AIPU_DRAIN_BATCH, rounds * 2, rounds);
 	printf("| file | N pages dirtied | pages tracked one by one | objects | holds kept | median µs | p99 µs | p99.9 µs | max µs | max (rounds) µs | disturbed holds | one hold: wall µs | CPU µs |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
@@ -2521,7 +2526,7 @@ static void steady_run(const struct steady_cfg *c, unsigned long nfiles,
 			in_pass = true;
 		}
 		while (in_pass) {
-			if (!ltrack_next_time(&d->tr, &time)) {
+			if (!aipu_queue_next_time(&d->tr, &time)) {
 				steady_end(d, &scratch, &in_pass);
 				break;
 			}
@@ -2563,10 +2568,10 @@ static void measure_steady(const unsigned long *sizes, unsigned int nsizes)
 	char b1[32];
 
 	printf("\n## 6. The steady state: files phase 1 looks at per extent written\n\n");
-	printf("F files on one device, %d new random pages a jiffy (%d a second at HZ = %d), each of a file picked at random (\"hot\": file = F x u^3, u uniform, so a few files get most pages); the flusher's pass every period_ms = %d ms (%lu jiffies) on a fixed grid, as src/flusher.c runs it under policy aipu with max_age_ms = %d (%lu jiffies; both defaults read from src/knobs.c): phase 1 with a cutoff of max_age_ms back (paced: a period later, the module's default), phase 2 taking each due file as it comes due (every page written), the end of the pass. The first max_age_ms and 4 periods fill the queue; then %d periods are counted. \"looked at\": files phase 1 visited (entries_scanned, the budget it spent); \"extents written\": the merged extents of the batches, what the flusher writes; flog_take() looks at no entry it does not take here (nothing is stale). The module's slots: AIPU_SLOT_JIFFIES = %lu jiffies (src/dev.c), %d of them. The other widths are for contrast, not what the module uses. Issue 14's target: at most 1.05 looked at per extent written.\n\n",
+	printf("F files on one device, %d new random pages a jiffy (%d a second at HZ = %d), each of a file picked at random (\"hot\": file = F x u^3, u uniform, so a few files get most pages); the flusher's pass every period_ms = %d ms (%lu jiffies) on a fixed grid, as src/flusher.c runs it under policy aipu with max_age_ms = %d (%lu jiffies; both defaults read from src/knobs.c): phase 1 with a cutoff of max_age_ms back (paced: a period later, the module's default), phase 2 taking each due file as it comes due (every page written), the end of the pass. The first max_age_ms and 4 periods fill the queue; then %d periods are counted. \"looked at\": files phase 1 visited (entries_scanned, the budget it spent); \"extents written\": the merged extents of the batches, what the flusher writes; aipu_flog_take() looks at no entry it does not take here (nothing is stale). The module's slots: AIPU_SLOT_JIFFIES = %lu jiffies (src/dev.c), %d of them. The other widths are for contrast, not what the module uses. Issue 14's target: at most 1.05 looked at per extent written.\n\n",
 	       STEADY_RATE, STEADY_RATE * HZ, HZ, AIPU_PERIOD_MS, PERIOD_J,
 	       AIPU_MAX_AGE_MS, MAX_AGE_J, quick ? 10 : 60,
-	       (unsigned long)AIPU_SLOT_JIFFIES, AIPU_LTRACK_SLOTS);
+	       (unsigned long)AIPU_SLOT_JIFFIES, AIPU_QUEUE_SLOTS);
 	printf("| set-up | slot jiffies | files F | pages dirtied | passes | files looked at | extents taken | extents written | files taken | looked at per extent written | per file taken | phase 1 holds: p99.9 / max µs |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, "{\"measurement\": \"steady\", \"rate_per_jiffy\": %d, "
@@ -2646,18 +2651,18 @@ static void measure_memory(void)
 	char b1[32], b2[32];
 
 	printf("\n## 7. Memory per page, from the objects' sizes\n\n");
-	printf("Bytes = the objects the queue holds x their sizes: log segments of 64, 512 and 4,096 B (the 4,096 column also counts a file's live-bit directory, struct aipu_live_dir, from the same cache); live chunks of %zu B (struct aipu_live_chunk, %d pages each); moved entries %zu B; retries %zu B; trackers as the kernel allocates them, %zu B (struct aipu_ltracker %zu B + hash node + rcu_head, struct aipu_mapping). Divided by the pages tracked one by one (in the logs) and by the pages dirtied (they differ once a file is bounded as a whole). Not counted: slab rounding and slab pages, memcg's per-object pointer (SLAB_ACCOUNT), the table's buckets (8 B each, fixed at load). States at the end of the last fill of tables 1, 2 and 4. Target (issue 14): 16 B a page.\n\n",
+	printf("Bytes = the objects the queue holds x their sizes: log segments of 64, 512 and 4,096 B (the 4,096 column also counts a file's live-bit directory, struct aipu_live_dir, from the same cache); live chunks of %zu B (struct aipu_live_chunk, %d pages each); moved entries %zu B; retries %zu B; trackers as the kernel allocates them, %zu B (struct aipu_file %zu B + hash node + rcu_head, struct aipu_mapping). Divided by the pages tracked one by one (in the logs) and by the pages dirtied (they differ once a file is bounded as a whole). Not counted: slab rounding and slab pages, memcg's per-object pointer (SLAB_ACCOUNT), the table's buckets (8 B each, fixed at load). States at the end of the last fill of tables 1, 2 and 4. Target (issue 14): 16 B a page.\n\n",
 	       sizeof(struct aipu_live_chunk), AIPU_LIVE_CHUNK_PAGES,
 	       sizeof(struct aipu_moved), sizeof(struct aipu_retry),
-	       sizeof(struct bench_mapping), sizeof(struct aipu_ltracker));
+	       sizeof(struct bench_mapping), sizeof(struct aipu_file));
 	printf("| state | pages dirtied | tracked one by one | files | segments 64 / 512 / 4096 | live chunks | moved | B per tracked page, queue only | with trackers | B per dirtied page |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, "{\"measurement\": \"memory\", \"sizes\": {");
 	for (k = 0; k < NR_CACHES; k++)
 		fprintf(f, "%s\"%s\": %zu", k ? ", " : "", cache_names[k],
 			cache_sizes[k]);
-	fprintf(f, "}, \"sizeof_ltracker\": %zu, \"rows\": [\n",
-		sizeof(struct aipu_ltracker));
+	fprintf(f, "}, \"sizeof_file\": %zu, \"rows\": [\n",
+		sizeof(struct aipu_file));
 	for (i = 0; i < nr_mem_rows; i++) {
 		struct mem_row *m = &mem_rows[i];
 		double q = mem_bytes(m, false), all = mem_bytes(m, true);
@@ -2930,21 +2935,21 @@ static void rep_free_file(struct timed *t, unsigned int w, enum pattern p,
 			  unsigned long n)
 {
 	unsigned long now = gen_end(p, n), freed;
-	struct aipu_ltracker *tr;
+	struct aipu_file *tr;
 	struct gen g;
 	bool done;
 
 	world_reset(false);
 	gen_init(&g, p, 0, n, 31);
 	fill(&devs[0], &g, n, NULL, 0, NULL);
-	tr = aipu_ltracker_lookup(file_key(0, 0));
+	tr = aipu_file_lookup(file_key(0, 0));
 	if (w == 0) {
 		TIMED_HOLD(&devs[0], t, done = !tr->hashed ||
-			   ltrack_kill(&devs[0].tr, tr, AIPU_DRAIN_BATCH));
+			   aipu_queue_kill(&devs[0].tr, tr, AIPU_DRAIN_BATCH));
 		while (!done)
 			TIMED_HOLD(&devs[0], t,
-				   done = ltrack_kill(&devs[0].tr, tr,
-						      AIPU_DRAIN_BATCH));
+				   done = aipu_queue_kill(&devs[0].tr, tr,
+							  AIPU_DRAIN_BATCH));
 		return;
 	}
 	do
@@ -3085,7 +3090,7 @@ static void print_criterion(void)
 	       c99 / 1e3, crit.p99 / 1e3, crit.p99_what,
 	       crit.p99 <= TARGET_NS ? "within 50 µs" : "NOT within 50 µs");
 	if (dirty_crit.seen)
-		printf("- not counted above: a pass that finds every page still dirty after its write (policy kernel; pages locked or under writeback) and puts all back, 1,000,000 pages over files of <= 262,144: hand-back p99.9 %.1f / max %.1f µs; **the end of the pass holds the lock %.0f µs (wall) / %.0f µs (CPU): %s** (ltrack_end_pass() counts files and retries against its budget of AIPU_SCAN_BATCH a hold)\n",
+		printf("- not counted above: a pass that finds every page still dirty after its write (policy kernel; pages locked or under writeback) and puts all back, 1,000,000 pages over files of <= 262,144: hand-back p99.9 %.1f / max %.1f µs; **the end of the pass holds the lock %.0f µs (wall) / %.0f µs (CPU): %s** (aipu_queue_end_pass() counts files and retries against its budget of AIPU_SCAN_BATCH a hold)\n",
 		       dirty_crit.hb.p999 / 1e3, dirty_crit.hb.max / 1e3,
 		       dirty_crit.end_wall / 1e3, dirty_crit.end_cpu / 1e3,
 		       dirty_crit.end_cpu <= TARGET_NS ? "within 50 µs" :
@@ -3095,7 +3100,7 @@ static void print_criterion(void)
 		       cut_crit[0] / 1e3, cut_crit[1] / 1e3);
 	if (oldest_st.n)
 		printf("- not counted above, as it does not grow with the backlog: stat's read of a device's oldest time walks the wheel's %d slots at most, **median %.2f µs, p99.9 %.1f µs, max %.1f µs** (table 4)\n",
-		       AIPU_LTRACK_SLOTS, oldest_st.median / 1e3,
+		       AIPU_QUEUE_SLOTS, oldest_st.median / 1e3,
 		       oldest_st.p999 / 1e3, oldest_st.max / 1e3);
 	f = json_open("criterion");
 	fprintf(f, "{\"target_ns\": %d, \"pages\": 1000000, "
@@ -3257,18 +3262,18 @@ int main(int argc, char **argv)
 	table_init();
 	for (i = 0; i < NDEVS; i++) {
 		pthread_spin_init(&devs[i].lock, PTHREAD_PROCESS_PRIVATE);
-		ltrack_init(&devs[i].tr, devs[i].slots, slot_width, T0);
+		aipu_queue_init(&devs[i].tr, devs[i].slots, slot_width, T0);
 	}
 	world_reset(false);
 	start = now_ns();
 	timer = timer_overhead();
-	printf("# aipu scale benchmark: the log-based queue (src/track_log.c) in user space\n\n");
-	printf("Constants read from src/ at build time: AIPU_SCAN_BATCH = %d (src/flusher.c), a table bucket per %d pages of memory, 2^%d to 2^%d (src/mapping.c), AIPU_SLOT_JIFFIES = %lu at HZ = %d (src/dev.c), max_age_ms = %d and period_ms = %d (src/knobs.c); from the headers: AIPU_DRAIN_BATCH = %d, AIPU_HANDBACK_MAX = %d, AIPU_HANDBACK_PAGES = %d, AIPU_LTRACK_BYTES_MAX = %lu, AIPU_LTRACK_SLOTS = %d, AIPU_FLOG_TAKE_ENTRIES = %d, AIPU_FLOG_TAKE_PAGES = %d. Mode: %s, %u rounds. A hold's two clock reads (clock_gettime() here, local_clock() in aipu_dev_lock()/aipu_dev_unlock()) back to back: %.0f ns (median), included in every hold and transition below.\n\n",
+	printf("# aipu scale benchmark: the log-based queue (src/queue/queue.c) in user space\n\n");
+	printf("Constants read from src/ at build time: AIPU_SCAN_BATCH = %d (src/flusher.c), a table bucket per %d pages of memory, 2^%d to 2^%d (src/mapping.c), AIPU_SLOT_JIFFIES = %lu at HZ = %d (src/dev.c), max_age_ms = %d and period_ms = %d (src/knobs.c); from the headers: AIPU_DRAIN_BATCH = %d, AIPU_HANDBACK_MAX = %d, AIPU_HANDBACK_PAGES = %d, AIPU_QUEUE_BYTES_MAX = %lu, AIPU_QUEUE_SLOTS = %d, AIPU_FLOG_TAKE_ENTRIES = %d, AIPU_FLOG_TAKE_PAGES = %d. Mode: %s, %u rounds. A hold's two clock reads (clock_gettime() here, local_clock() in aipu_dev_lock()/aipu_dev_unlock()) back to back: %.0f ns (median), included in every hold and transition below.\n\n",
 	       AIPU_SCAN_BATCH, AIPU_TABLE_PAGES_PER_BUCKET,
 	       AIPU_TABLE_MIN_BITS, AIPU_TABLE_MAX_BITS,
 	       (unsigned long)AIPU_SLOT_JIFFIES, HZ, AIPU_MAX_AGE_MS,
 	       AIPU_PERIOD_MS, AIPU_DRAIN_BATCH, AIPU_HANDBACK_MAX,
-	       AIPU_HANDBACK_PAGES, AIPU_LTRACK_BYTES_MAX, AIPU_LTRACK_SLOTS,
+	       AIPU_HANDBACK_PAGES, AIPU_QUEUE_BYTES_MAX, AIPU_QUEUE_SLOTS,
 	       AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
 	       quick ? "quick" : "full", rounds, timer);
 	printf("The tracker table has the kernel's layout and size (%lu buckets for this host's memory) but not its code (no RCU; trackers freed at once). Queue objects and trackers come from per-CPU free lists mapped and touched before timing (the slab's fast path). A batch or hold during which the thread was switched out or took a page fault (\"disturbed\", read with getrusage() outside the timed window) is counted apart and left out of percentiles and maxima: the kernel holds the lock with interrupts off. Interrupts and the hypervisor's steal are not detected: table 0 measures them.\n",
@@ -3313,7 +3318,7 @@ int main(int argc, char **argv)
 		"\"seconds\": %.1f}\n", quick ? "quick" : "full", rounds,
 		BATCH, AIPU_SCAN_BATCH, AIPU_DRAIN_BATCH, AIPU_HANDBACK_PAGES,
 		AIPU_HANDBACK_MAX, (unsigned long)AIPU_SLOT_JIFFIES, HZ,
-		AIPU_MAX_AGE_MS, AIPU_PERIOD_MS, AIPU_LTRACK_BYTES_MAX,
+		AIPU_MAX_AGE_MS, AIPU_PERIOD_MS, AIPU_QUEUE_BYTES_MAX,
 		AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
 		1UL << table.bits, timer, (now_ns() - start) / 1e9);
 	json_close(f);

@@ -62,7 +62,7 @@ count() {
 count "$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$root/build/bench-host.log" | tail -n 1)" tests/bench/host.sh
 
 # 4. The scale benchmark, quick (bench/scale: the log-based queue,
-#    src/track_log.c, on the host's CPU, sizes up to 100,000): it must run
+#    src/queue/queue.c, on the host's CPU, sizes up to 100,000): it must run
 #    and leave its tables and plots. No speed is asserted.
 scale=$root/build/bench-scale-smoke
 rm -rf "$scale"

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of one file's queue (src/flog.c: the log, the live pages and
+ * Unit tests of one file's queue (src/queue/flog.c: the log, the live pages and
  * the retries together) in user space.
  *
  * Directed tests pin down stale entries, retries at their old time, the
- * merge and the room flog_take() needs.  A model-based test drives one file
- * over a clock that crosses the jiffies wrap: a writer dirties ranges of
+ * merge and the room aipu_flog_take() needs.  A model-based test drives one
+ * file over a clock that crosses the jiffies wrap: a writer dirties ranges of
  * pages, someone else cleans pages (fsync), and the flusher takes what is
  * due in random amounts, merges it, writes it (some pages stay dirty, some
  * are dirtied again during the write) and hands it back, with allocations
@@ -28,14 +28,14 @@
 
 /* A take with no page limit of the caller's. */
 #define TAKE(f, cutoff, x, max) \
-	flog_take(f, cutoff, x, max, AIPU_FLOG_TAKE_PAGES)
+	aipu_flog_take(f, cutoff, x, max, AIPU_FLOG_TAKE_PAGES)
 
-/* flog_oldest(), or T0 - 1 when nothing can be taken. */
+/* aipu_flog_oldest(), or T0 - 1 when nothing can be taken. */
 static unsigned long oldest(struct aipu_flog *f)
 {
 	unsigned long t;
 
-	return flog_oldest(f, &t) ? t : T0 - 1;
+	return aipu_flog_oldest(f, &t) ? t : T0 - 1;
 }
 
 /* Take everything due at @cutoff into @x (room for 1,024), merged. */
@@ -51,7 +51,7 @@ static unsigned int take_all(struct aipu_flog *f, unsigned long cutoff,
 			   !time_before(oldest(f), cutoff)))
 			break;
 	}
-	return flog_merge(x, n);
+	return aipu_flog_merge(x, n);
 }
 
 static int test_take_and_retry(void)
@@ -59,31 +59,31 @@ static int test_take_and_retry(void)
 	struct aipu_extent x[1024];
 	struct aipu_flog f;
 
-	flog_init(&f);
-	CHECK(flog_empty(&f));
-	CHECK(flog_dirty(&f, 10, 5, T0) == 5);
-	CHECK(flog_dirty(&f, 100, 1, T0 + 1) == 1);
+	aipu_flog_init(&f);
+	CHECK(aipu_flog_empty(&f));
+	CHECK(aipu_flog_dirty(&f, 10, 5, T0) == 5);
+	CHECK(aipu_flog_dirty(&f, 100, 1, T0 + 1) == 1);
 	CHECK(oldest(&f) == T0);
 	CHECK(take_all(&f, T0, x) == 0);
 	CHECK(take_all(&f, T0 + 1, x) == 1);
 	CHECK(x[0].index == 10 && x[0].nr == 5 && x[0].time == T0);
 	/* Pages 12-13 declined: queued again at their old time. */
-	CHECK(!flog_done(&f, 10, 2, T0, false));
-	CHECK(!flog_done(&f, 12, 2, T0, true));
-	CHECK(!flog_done(&f, 14, 1, T0, false));
+	CHECK(!aipu_flog_done(&f, 10, 2, T0, false));
+	CHECK(!aipu_flog_done(&f, 12, 2, T0, true));
+	CHECK(!aipu_flog_done(&f, 14, 1, T0, false));
 	/* Not again in the same pass. */
-	CHECK(flog_retried(&f) && oldest(&f) == T0 + 1);
-	CHECK(take_all(&f, T0 + 1, x) == 0 && !flog_empty(&f));
-	flog_end_pass(&f, &(unsigned int){ ~0U });
-	CHECK(!flog_retried(&f));
+	CHECK(aipu_flog_retried(&f) && oldest(&f) == T0 + 1);
+	CHECK(take_all(&f, T0 + 1, x) == 0 && !aipu_flog_empty(&f));
+	aipu_flog_end_pass(&f, &(unsigned int){ ~0U });
+	CHECK(!aipu_flog_retried(&f));
 	CHECK(oldest(&f) == T0 && f.retry_pages == 2);
 	CHECK(take_all(&f, T0 + 5000, x) == 2);
 	CHECK(x[0].index == 12 && x[0].nr == 2 && x[0].time == T0);
 	CHECK(x[1].index == 100 && x[1].time == T0 + 1);
-	CHECK(!flog_done(&f, 12, 2, T0, false));
-	CHECK(!flog_done(&f, 100, 1, T0 + 1, false));
-	CHECK(flog_empty(&f) && f.live.pages == 0);
-	flog_drop(&f, &(unsigned long){ ~0UL });
+	CHECK(!aipu_flog_done(&f, 12, 2, T0, false));
+	CHECK(!aipu_flog_done(&f, 100, 1, T0 + 1, false));
+	CHECK(aipu_flog_empty(&f) && f.live.pages == 0);
+	aipu_flog_drop(&f, &(unsigned long){ ~0UL });
 	CHECK(unit_no_memory_held());
 	return 0;
 }
@@ -105,7 +105,7 @@ static int check_retry_order(unsigned int n, bool may_date_back)
 	unsigned long prev = T0;
 	struct aipu_flog f;
 
-	flog_init(&f);
+	aipu_flog_init(&f);
 	for (i = 0; i < n; i++)
 		perm[i] = i;
 	for (i = n - 1; i > 0; i--) {
@@ -116,14 +116,14 @@ static int check_retry_order(unsigned int n, bool may_date_back)
 	}
 	for (i = 0; i < n; i++) {
 		when[2 * perm[i]] = T0 + i;
-		CHECK(flog_dirty(&f, 2 * perm[i], 1, T0 + i) == 1);
+		CHECK(aipu_flog_dirty(&f, 2 * perm[i], 1, T0 + i) == 1);
 	}
 	CHECK(take_all(&f, T0 + n, x) == n);
 	for (i = 0; i < n; i++)
-		CHECK(!flog_done(&f, x[i].index, 1, x[i].time, true));
+		CHECK(!aipu_flog_done(&f, x[i].index, 1, x[i].time, true));
 	do {
 		budget = 3;
-	} while (!flog_end_pass(&f, &budget));
+	} while (!aipu_flog_end_pass(&f, &budget));
 	list_for_each_entry(r, &f.retry, link) {
 		CHECK(!time_before(r->x.time, prev));
 		CHECK(!time_after(r->x.time, when[r->x.index]));
@@ -135,9 +135,9 @@ static int check_retry_order(unsigned int n, bool may_date_back)
 	for (i = 0; i < n; i++)
 		CHECK(x[i].index == 2 * i && x[i].nr == 1);
 	for (i = 0; i < n; i++)
-		CHECK(!flog_done(&f, x[i].index, 1, x[i].time, false));
-	CHECK(flog_empty(&f));
-	flog_drop(&f, &(unsigned long){ ~0UL });
+		CHECK(!aipu_flog_done(&f, x[i].index, 1, x[i].time, false));
+	CHECK(aipu_flog_empty(&f));
+	aipu_flog_drop(&f, &(unsigned long){ ~0UL });
 	CHECK(unit_no_memory_held());
 	return 0;
 }
@@ -157,19 +157,19 @@ static int test_stale(void)
 	struct aipu_extent x[1024];
 	struct aipu_flog f;
 
-	flog_init(&f);
-	CHECK(flog_dirty(&f, 0, 4, T0) == 4);
+	aipu_flog_init(&f);
+	CHECK(aipu_flog_dirty(&f, 0, 4, T0) == 4);
 	/* fsync cleaned page 2; it is dirtied again later. */
-	CHECK(flog_dirty(&f, 2, 1, T0 + 50) == 1);
+	CHECK(aipu_flog_dirty(&f, 2, 1, T0 + 50) == 1);
 	CHECK(take_all(&f, T0 + 10, x) == 2);
 	CHECK(x[0].index == 0 && x[0].nr == 2 && x[1].index == 3);
-	CHECK(!flog_done(&f, 0, 2, T0, false));
-	CHECK(!flog_done(&f, 3, 1, T0, false));
+	CHECK(!aipu_flog_done(&f, 0, 2, T0, false));
+	CHECK(!aipu_flog_done(&f, 3, 1, T0, false));
 	CHECK(take_all(&f, T0 + 51, x) == 1);
 	CHECK(x[0].index == 2 && x[0].nr == 1 && x[0].time == T0 + 50);
-	CHECK(!flog_done(&f, 2, 1, T0 + 50, false));
-	CHECK(flog_empty(&f) && f.live.pages == 0 && !f.live.nr_moved);
-	flog_drop(&f, &(unsigned long){ ~0UL });
+	CHECK(!aipu_flog_done(&f, 2, 1, T0 + 50, false));
+	CHECK(aipu_flog_empty(&f) && f.live.pages == 0 && !f.live.nr_moved);
+	aipu_flog_drop(&f, &(unsigned long){ ~0UL });
 	CHECK(unit_no_memory_held());
 	return 0;
 }
@@ -184,20 +184,20 @@ static int test_same_jiffy(void)
 	struct aipu_extent x[1024];
 	struct aipu_flog f;
 
-	flog_init(&f);
-	CHECK(flog_dirty(&f, 7, 1, T0) == 1);
+	aipu_flog_init(&f);
+	CHECK(aipu_flog_dirty(&f, 7, 1, T0) == 1);
 	CHECK(take_all(&f, T0 + 1, x) == 1);
-	CHECK(flog_dirty(&f, 7, 1, T0) == 1);	/* during the write */
-	CHECK(!flog_done(&f, 7, 1, T0, true));	/* it is dirty again */
-	flog_end_pass(&f, &(unsigned int){ ~0U });
+	CHECK(aipu_flog_dirty(&f, 7, 1, T0) == 1);	/* during the write */
+	CHECK(!aipu_flog_done(&f, 7, 1, T0, true));	/* it is dirty again */
+	aipu_flog_end_pass(&f, &(unsigned int){ ~0U });
 	/* One page a take (max_batch): a second entry would be left queued. */
-	CHECK(flog_take(&f, T0 + 2, x, AIPU_FLOG_TAKE_MIN, 1) == 1);
+	CHECK(aipu_flog_take(&f, T0 + 2, x, AIPU_FLOG_TAKE_MIN, 1) == 1);
 	CHECK(x[0].index == 7);
-	CHECK(!flog_done(&f, 7, 1, T0, false));
-	CHECK(flog_empty(&f) && !live_test(&f.live, 7));
-	CHECK(flog_dirty(&f, 7, 1, T0 + 5) == 1);
+	CHECK(!aipu_flog_done(&f, 7, 1, T0, false));
+	CHECK(aipu_flog_empty(&f) && !aipu_live_test(&f.live, 7));
+	CHECK(aipu_flog_dirty(&f, 7, 1, T0 + 5) == 1);
 	CHECK(take_all(&f, T0 + 3, x) == 0);	/* nothing due: no ghost */
-	flog_drop(&f, &(unsigned long){ ~0UL });
+	aipu_flog_drop(&f, &(unsigned long){ ~0UL });
 	CHECK(unit_no_memory_held());
 	return 0;
 }
@@ -210,16 +210,16 @@ static int test_stale_run(void)
 	struct aipu_flog f;
 	unsigned int i;
 
-	flog_init(&f);
+	aipu_flog_init(&f);
 	for (i = 0; i < n; i++)
-		CHECK(flog_dirty(&f, 2 * i, 1, T0) == 1);
+		CHECK(aipu_flog_dirty(&f, 2 * i, 1, T0) == 1);
 	for (i = 0; i < n; i++)		/* fsync, dirtied again */
-		CHECK(flog_dirty(&f, 2 * i, 1, T0 + 50) == 1);
+		CHECK(aipu_flog_dirty(&f, 2 * i, 1, T0 + 50) == 1);
 	CHECK(TAKE(&f, T0 + 10, x, AIPU_FLOG_TAKE_MIN) == 0);
 	CHECK(oldest(&f) == T0);	/* 100 stale entries still due */
 	CHECK(TAKE(&f, T0 + 10, x, AIPU_FLOG_TAKE_MIN) == 0);
 	CHECK(oldest(&f) == T0 + 50);
-	flog_drop(&f, &(unsigned long){ ~0UL });
+	aipu_flog_drop(&f, &(unsigned long){ ~0UL });
 	CHECK(unit_no_memory_held());
 	return 0;
 }
@@ -232,12 +232,12 @@ static int test_take_room(void)
 	struct aipu_flog f;
 	unsigned int i, n;
 
-	flog_init(&f);
-	CHECK(flog_dirty(&f, 0, len, T0) == len);
-	CHECK(flog_dirty(&f, 1000, len, T0 + 1) == len);
+	aipu_flog_init(&f);
+	CHECK(aipu_flog_dirty(&f, 0, len, T0) == len);
+	CHECK(aipu_flog_dirty(&f, 1000, len, T0 + 1) == len);
 	for (i = 1; i < len; i += 2) {
-		CHECK(flog_dirty(&f, i, 1, T0 + 9) == 1);
-		CHECK(flog_dirty(&f, 1000 + i, 1, T0 + 9) == 1);
+		CHECK(aipu_flog_dirty(&f, i, 1, T0 + 9) == 1);
+		CHECK(aipu_flog_dirty(&f, 1000 + i, 1, T0 + 9) == 1);
 	}
 	n = TAKE(&f, T0 + 1, x, AIPU_FLOG_TAKE_MIN);
 	CHECK(n == len / 2);
@@ -248,7 +248,7 @@ static int test_take_room(void)
 	CHECK(oldest(&f) == T0 + 1);
 	CHECK(TAKE(&f, T0 + 2, x, len / 2) == len / 2);
 	CHECK(x[0].index == 1000 && x[0].time == T0 + 1);
-	flog_drop(&f, &(unsigned long){ ~0UL });
+	aipu_flog_drop(&f, &(unsigned long){ ~0UL });
 	CHECK(unit_no_memory_held());
 	return 0;
 }
@@ -260,11 +260,11 @@ static int test_merge(void)
 		{ 40, 1, 1 },
 	};
 
-	CHECK(flog_merge(x, 5) == 3);
+	CHECK(aipu_flog_merge(x, 5) == 3);
 	CHECK(x[0].index == 0 && x[0].nr == 13 && x[0].time == 4);
 	CHECK(x[1].index == 20 && x[1].nr == 12 && x[1].time == 7);
 	CHECK(x[2].index == 40 && x[2].nr == 1 && x[2].time == 1);
-	CHECK(flog_merge(x, 0) == 0);
+	CHECK(aipu_flog_merge(x, 0) == 0);
 	return 0;
 }
 
@@ -328,7 +328,7 @@ static void dirty(struct aipu_flog *f, pgoff_t p, unsigned int k,
 		if (q == s)
 			break;
 		imprecise = f->imprecise;
-		done = flog_dirty(f, s, q - s, now);
+		done = aipu_flog_dirty(f, s, q - s, now);
 		while (s + done < q)
 			whole[s + done++] = true;
 		while (imprecise != f->imprecise && s < q)
@@ -360,7 +360,7 @@ static int flush(struct aipu_flog *f, unsigned long cutoff, unsigned long now)
 	/* Nothing due left behind unless @x filled up. */
 	if (max - n >= AIPU_FLOG_TAKE_MIN)
 		CHECK(oldest(f) == T0 - 1 || !time_before(oldest(f), cutoff));
-	n = flog_merge(x, n);
+	n = aipu_flog_merge(x, n);
 	for (i = 0; i < n; i++) {
 		for (p = x[i].index; p < x[i].index + x[i].nr; p++) {
 			bool still = first[p] >= 0 && rand() % 10 == 0;
@@ -372,11 +372,11 @@ static int flush(struct aipu_flog *f, unsigned long cutoff, unsigned long now)
 				dirty(f, p, 1, now);	/* during the write */
 			/* The flusher sees a dirty page: declined or new. */
 			still = first[p] >= 0 && (still || rand() % 2);
-			if (flog_done(f, p, 1, x[i].time, still))
+			if (aipu_flog_done(f, p, 1, x[i].time, still))
 				whole[p] = true;
 		}
 	}
-	flog_end_pass(f, &(unsigned int){ ~0U });
+	aipu_flog_end_pass(f, &(unsigned int){ ~0U });
 	return 0;
 }
 
@@ -387,7 +387,7 @@ static int test_model(void)
 	unsigned int i;
 
 	srand(unit_seed(7));
-	flog_init(&f);
+	aipu_flog_init(&f);
 	for (i = 0; i < PAGES; i++)
 		first[i] = -1;
 	unit_fail_every = 60;
@@ -415,7 +415,7 @@ static int test_model(void)
 	unit_fail_every = 0;
 	if (check(&f))
 		return 1;
-	flog_drop(&f, &(unsigned long){ ~0UL });
+	aipu_flog_drop(&f, &(unsigned long){ ~0UL });
 	CHECK(unit_no_memory_held());
 	return 0;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the live-page set (src/live.c) in user space.
+ * Unit tests of the live-page set (src/queue/live.c) in user space.
  *
  * A model-based test drives one file: a writer dirties pages (an entry is
  * queued at each clean -> dirty transition, as the probe would append to
@@ -25,34 +25,35 @@ static int test_directed(void)
 {
 	struct aipu_live l;
 
-	live_init(&l);
-	CHECK(live_dirty(&l, 5, 10) == AIPU_LIVE_NEW && live_test(&l, 5));
-	CHECK(!live_test(&l, 6) && l.nr_chunks == 1);
+	aipu_live_init(&l);
+	CHECK(aipu_live_dirty(&l, 5, 10) == AIPU_LIVE_NEW &&
+	      aipu_live_test(&l, 5));
+	CHECK(!aipu_live_test(&l, 6) && l.nr_chunks == 1);
 	/* Cleaned by someone else, dirtied again: the first entry is stale. */
-	CHECK(live_dirty(&l, 5, 20) == AIPU_LIVE_AGAIN && l.nr_moved == 1);
-	CHECK(!live_take(&l, 5, 10));
+	CHECK(aipu_live_dirty(&l, 5, 20) == AIPU_LIVE_AGAIN && l.nr_moved == 1);
+	CHECK(!aipu_live_take(&l, 5, 10));
 	/* The live entry, written: the page is forgotten. */
-	CHECK(live_take(&l, 5, 20) && l.nr_moved == 0);
-	live_done(&l, 5, false);
-	CHECK(!live_test(&l, 5) && l.nr_chunks == 0);
+	CHECK(aipu_live_take(&l, 5, 20) && l.nr_moved == 0);
+	aipu_live_done(&l, 5, false);
+	CHECK(!aipu_live_test(&l, 5) && l.nr_chunks == 0);
 	/* Dirtied again while the flusher writes it: stays live. */
-	CHECK(live_dirty(&l, 700, 30) == AIPU_LIVE_NEW);
-	CHECK(live_take(&l, 700, 30));
-	CHECK(live_dirty(&l, 700, 30) == AIPU_LIVE_AGAIN);	/* same jiffy */
-	live_done(&l, 700, false);
-	CHECK(live_test(&l, 700));
+	CHECK(aipu_live_dirty(&l, 700, 30) == AIPU_LIVE_NEW);
+	CHECK(aipu_live_take(&l, 700, 30));
+	CHECK(aipu_live_dirty(&l, 700, 30) == AIPU_LIVE_AGAIN);	/* same jiffy */
+	aipu_live_done(&l, 700, false);
+	CHECK(aipu_live_test(&l, 700));
 	/* Put back at its time: still live. */
-	CHECK(live_take(&l, 700, 30));
-	live_done(&l, 700, true);
-	CHECK(live_test(&l, 700) && l.nr_moved == 0);
-	CHECK(live_take(&l, 700, 30));
-	live_done(&l, 700, false);
-	CHECK(!live_test(&l, 700) && l.pages == 0);
+	CHECK(aipu_live_take(&l, 700, 30));
+	aipu_live_done(&l, 700, true);
+	CHECK(aipu_live_test(&l, 700) && l.nr_moved == 0);
+	CHECK(aipu_live_take(&l, 700, 30));
+	aipu_live_done(&l, 700, false);
+	CHECK(!aipu_live_test(&l, 700) && l.pages == 0);
 	/* Chunks: one per 512 pages, freed when empty. */
-	CHECK(live_dirty(&l, 0, 1) == AIPU_LIVE_NEW);
-	CHECK(live_dirty(&l, 511, 1) == AIPU_LIVE_NEW && l.nr_chunks == 1);
-	CHECK(live_dirty(&l, 512, 1) == AIPU_LIVE_NEW && l.nr_chunks == 2);
-	live_drop(&l, &(unsigned long){ ~0UL });
+	CHECK(aipu_live_dirty(&l, 0, 1) == AIPU_LIVE_NEW);
+	CHECK(aipu_live_dirty(&l, 511, 1) == AIPU_LIVE_NEW && l.nr_chunks == 1);
+	CHECK(aipu_live_dirty(&l, 512, 1) == AIPU_LIVE_NEW && l.nr_chunks == 2);
+	aipu_live_drop(&l, &(unsigned long){ ~0UL });
 	CHECK(l.nr_chunks == 0 && unit_mem.chunks == 0 && unit_mem.moved == 0);
 	return 0;
 }
@@ -95,11 +96,11 @@ static int check(struct aipu_live *l)
 	for (i = 0; i < PAGES; i++) {
 		if (first[i] >= 0 && !(nlive[i] >= 1 || whole[i]))
 			printf("  page %u first %ld bit %d queued %u\n", i,
-			       first[i], live_test(l, idx(i)), nq[i]);
+			       first[i], aipu_live_test(l, idx(i)), nq[i]);
 		if (first[i] >= 0)
 			CHECK(nlive[i] >= 1 || whole[i]);
-		CHECK(live_test(l, idx(i)) == (nq[i] > 0));
-		bits += live_test(l, idx(i));
+		CHECK(aipu_live_test(l, idx(i)) == (nq[i] > 0));
+		bits += aipu_live_test(l, idx(i));
 	}
 	CHECK(bits == l->pages);
 	return 0;
@@ -110,7 +111,7 @@ static void dirty(struct aipu_live *l, unsigned int p, unsigned long now)
 	if (first[p] >= 0)
 		return;		/* already dirty: no transition */
 	first[p] = now;
-	if (live_dirty(l, idx(p), now) == -ENOMEM) {
+	if (aipu_live_dirty(l, idx(p), now) == -ENOMEM) {
 		whole[p] = true;	/* the file's whole-file run, early */
 		return;
 	}
@@ -136,7 +137,7 @@ static int model(pgoff_t b, pgoff_t s)
 	qt = 0;
 	memset(whole, 0, sizeof(whole));
 	srand(unit_seed(11 + (unsigned int)s));
-	live_init(&l);
+	aipu_live_init(&l);
 	for (i = 0; i < PAGES; i++)
 		first[i] = -1;
 	unit_fail_every = 50;
@@ -158,7 +159,7 @@ static int model(pgoff_t b, pgoff_t s)
 			struct entry e = q[qh++];
 			bool still;
 
-			if (!live_take(&l, idx(e.page), e.time))
+			if (!aipu_live_take(&l, idx(e.page), e.time))
 				continue;
 			still = first[e.page] >= 0 && rand() % 10 == 0;
 			if (!still)
@@ -167,7 +168,7 @@ static int model(pgoff_t b, pgoff_t s)
 				dirty(&l, e.page, now);	/* during the write */
 			if (still)
 				q[qt++] = e;	/* put back at its time */
-			live_done(&l, idx(e.page), still);
+			aipu_live_done(&l, idx(e.page), still);
 		}
 		if (step % 101 == 0 && check(&l))
 			return 1;
@@ -175,7 +176,7 @@ static int model(pgoff_t b, pgoff_t s)
 	unit_fail_every = 0;
 	if (check(&l))
 		return 1;
-	live_drop(&l, &(unsigned long){ ~0UL });
+	aipu_live_drop(&l, &(unsigned long){ ~0UL });
 	CHECK(unit_mem.chunks == 0 && unit_mem.moved == 0 && !unit_mem.bytes);
 	return 0;
 }
@@ -203,66 +204,72 @@ static int test_dir(void)
 	struct aipu_live l;
 	unsigned int i;
 
-	live_init(&l);
+	aipu_live_init(&l);
 	/* Seven chunks, one in the window before: no directory yet. */
-	CHECK(live_dirty(&l, w - 1, 1) == AIPU_LIVE_NEW);
+	CHECK(aipu_live_dirty(&l, w - 1, 1) == AIPU_LIVE_NEW);
 	for (i = 1; i < AIPU_LIVE_DIR_MIN - 1; i++)
-		CHECK(live_dirty(&l, w + i * 1000, 1) == AIPU_LIVE_NEW);
+		CHECK(aipu_live_dirty(&l, w + i * 1000, 1) == AIPU_LIVE_NEW);
 	CHECK(l.nr_chunks == AIPU_LIVE_DIR_MIN - 1 && !l.dir);
 	/* The eighth makes it, for its window, with the six chunks there. */
-	CHECK(live_dirty(&l, w + 200000, 1) == AIPU_LIVE_NEW);
+	CHECK(aipu_live_dirty(&l, w + 200000, 1) == AIPU_LIVE_NEW);
 	CHECK(l.dir && l.dir_base == w && unit_mem.bytes == sizeof(*l.dir));
 	for (i = 1; i < AIPU_LIVE_DIR_MIN - 1; i++) {
-		CHECK(live_test(&l, w + i * 1000));
-		CHECK(!live_test(&l, w + i * 1000 + 1));
-		CHECK(live_dirty(&l, w + i * 1000, 2) == AIPU_LIVE_AGAIN);
+		CHECK(aipu_live_test(&l, w + i * 1000));
+		CHECK(!aipu_live_test(&l, w + i * 1000 + 1));
+		CHECK(aipu_live_dirty(&l, w + i * 1000, 2) == AIPU_LIVE_AGAIN);
 	}
-	CHECK(live_test(&l, w - 1) && !live_test(&l, w - 2));
-	CHECK(live_test(&l, w + 200000));
+	CHECK(aipu_live_test(&l, w - 1) && !aipu_live_test(&l, w - 2));
+	CHECK(aipu_live_test(&l, w + 200000));
 	/* A page past the window: the tree. */
-	CHECK(live_dirty(&l, w + AIPU_LIVE_DIR_PAGES + 3, 1) == AIPU_LIVE_NEW);
-	CHECK(live_test(&l, w + AIPU_LIVE_DIR_PAGES + 3));
-	CHECK(!live_test(&l, w + AIPU_LIVE_DIR_PAGES + 4));
+	CHECK(aipu_live_dirty(&l, w + AIPU_LIVE_DIR_PAGES + 3, 1) ==
+	      AIPU_LIVE_NEW);
+	CHECK(aipu_live_test(&l, w + AIPU_LIVE_DIR_PAGES + 3));
+	CHECK(!aipu_live_test(&l, w + AIPU_LIVE_DIR_PAGES + 4));
 	/* A chunk freed in the window leaves its slot empty, and is made anew. */
-	CHECK(live_take(&l, w + 200000, 1));
-	live_done(&l, w + 200000, false);
-	CHECK(!live_test(&l, w + 200000) && l.nr_chunks == AIPU_LIVE_DIR_MIN);
-	CHECK(live_dirty(&l, w + 200001, 3) == AIPU_LIVE_NEW);
-	CHECK(live_test(&l, w + 200001) && !live_test(&l, w + 200000));
-	live_drop(&l, &(unsigned long){ ~0UL });
+	CHECK(aipu_live_take(&l, w + 200000, 1));
+	aipu_live_done(&l, w + 200000, false);
+	CHECK(!aipu_live_test(&l, w + 200000) &&
+	      l.nr_chunks == AIPU_LIVE_DIR_MIN);
+	CHECK(aipu_live_dirty(&l, w + 200001, 3) == AIPU_LIVE_NEW);
+	CHECK(aipu_live_test(&l, w + 200001) &&
+	      !aipu_live_test(&l, w + 200000));
+	aipu_live_drop(&l, &(unsigned long){ ~0UL });
 	CHECK(!l.dir && !unit_mem.bytes && !unit_mem.chunks);
 
 	/* Refused at 8 chunks: the tree serves; tried again at 16. */
-	live_init(&l);
+	aipu_live_init(&l);
 	unit_no_dir = true;
 	for (i = 0; i < 8; i++)
-		CHECK(live_dirty(&l, i * 600, 1) == AIPU_LIVE_NEW);
+		CHECK(aipu_live_dirty(&l, i * 600, 1) == AIPU_LIVE_NEW);
 	CHECK(l.nr_chunks == 8 && !l.dir);
 	unit_no_dir = false;
 	/* A page of a chunk the file has, at 8 chunks still: no new try. */
-	CHECK(live_dirty(&l, 3, 1) == AIPU_LIVE_NEW && !l.dir);
-	CHECK(live_dirty(&l, 7 * 600 + 3, 1) == AIPU_LIVE_NEW && !l.dir);
+	CHECK(aipu_live_dirty(&l, 3, 1) == AIPU_LIVE_NEW && !l.dir);
+	CHECK(aipu_live_dirty(&l, 7 * 600 + 3, 1) == AIPU_LIVE_NEW && !l.dir);
 	for (i = 8; i < 15; i++)
-		CHECK(live_dirty(&l, i * 600, 1) == AIPU_LIVE_NEW && !l.dir);
+		CHECK(aipu_live_dirty(&l, i * 600, 1) == AIPU_LIVE_NEW &&
+		      !l.dir);
 	for (i = 0; i < 15; i++)
-		CHECK(live_test(&l, i * 600) && !live_test(&l, i * 600 + 1));
-	CHECK(live_dirty(&l, 15 * 600, 1) == AIPU_LIVE_NEW);
+		CHECK(aipu_live_test(&l, i * 600) &&
+		      !aipu_live_test(&l, i * 600 + 1));
+	CHECK(aipu_live_dirty(&l, 15 * 600, 1) == AIPU_LIVE_NEW);
 	CHECK(l.nr_chunks == 16 && l.dir && l.dir_base == 0);
 	for (i = 0; i < 16; i++)
-		CHECK(live_test(&l, i * 600) && !live_test(&l, i * 600 + 1));
+		CHECK(aipu_live_test(&l, i * 600) &&
+		      !aipu_live_test(&l, i * 600 + 1));
 	/* Gone with the last chunk, whatever order they go in. */
-	live_done(&l, 7 * 600 + 3, false);
-	live_done(&l, 3, false);
+	aipu_live_done(&l, 7 * 600 + 3, false);
+	aipu_live_done(&l, 3, false);
 	for (i = 16; i-- > 0;) {
-		CHECK(live_take(&l, i * 600, 1));
-		live_done(&l, i * 600, false);
-		CHECK(!live_test(&l, i * 600));
+		CHECK(aipu_live_take(&l, i * 600, 1));
+		aipu_live_done(&l, i * 600, false);
+		CHECK(!aipu_live_test(&l, i * 600));
 	}
 	CHECK(!l.nr_chunks && !l.dir && !unit_mem.bytes && !unit_mem.chunks);
 	return 0;
 }
 
-/* live_done_range() does what live_done() a page at a time does. */
+/* aipu_live_done_range() does what aipu_live_done() a page at a time does. */
 static int test_range(void)
 {
 	struct aipu_live a, b;
@@ -273,37 +280,37 @@ static int test_range(void)
 		unsigned long index = rand() % 3000, nr = 1 + rand() % 1500;
 		bool again = trial % 4 == 0;	/* some pages in the moved map */
 
-		live_init(&a);
-		live_init(&b);
+		aipu_live_init(&a);
+		aipu_live_init(&b);
 		for (i = 0; i < 1500; i++) {
 			unsigned int p = rand() % 4000;
 
-			if (live_test(&a, p))
+			if (aipu_live_test(&a, p))
 				continue;	/* moved entries only on purpose */
-			CHECK(live_dirty(&a, p, 1) >= 0);
-			CHECK(live_dirty(&b, p, 1) >= 0);
+			CHECK(aipu_live_dirty(&a, p, 1) >= 0);
+			CHECK(aipu_live_dirty(&b, p, 1) >= 0);
 			if (again && rand() % 20 == 0) {
-				CHECK(live_dirty(&a, p, 2) >= 0);
-				CHECK(live_dirty(&b, p, 2) >= 0);
+				CHECK(aipu_live_dirty(&a, p, 2) >= 0);
+				CHECK(aipu_live_dirty(&b, p, 2) >= 0);
 			}
 		}
 		CHECK(again || !a.nr_moved);
-		live_done_range(&a, index, nr);
+		aipu_live_done_range(&a, index, nr);
 		for (i = 0; i < nr; i++)
-			live_done(&b, index + i, false);
+			aipu_live_done(&b, index + i, false);
 		for (i = 0; i < 4600; i++)
-			CHECK(live_test(&a, i) == live_test(&b, i));
+			CHECK(aipu_live_test(&a, i) == aipu_live_test(&b, i));
 		CHECK(a.pages == b.pages && a.nr_chunks == b.nr_chunks);
-		live_drop(&a, &(unsigned long){ ~0UL });
-		live_drop(&b, &(unsigned long){ ~0UL });
+		aipu_live_drop(&a, &(unsigned long){ ~0UL });
+		aipu_live_drop(&b, &(unsigned long){ ~0UL });
 	}
 	CHECK(unit_mem.chunks == 0 && unit_mem.moved == 0 && !unit_mem.bytes);
 	return 0;
 }
 
 /*
- * live_any() against live_test() page by page: ranges across chunks, whole
- * zero words and a directory's window, on files sparse and dense.
+ * aipu_live_any() against aipu_live_test() page by page: ranges across chunks,
+ * whole zero words and a directory's window, on files sparse and dense.
  */
 static int test_any(void)
 {
@@ -315,19 +322,19 @@ static int test_any(void)
 		unsigned long span = trial % 3 ? 5000 : 2 * AIPU_LIVE_DIR_PAGES;
 		unsigned int n = trial % 5 ? 1 + rand() % 40 : 3000;
 
-		live_init(&l);
+		aipu_live_init(&l);
 		for (i = 0; i < n; i++)
-			CHECK(live_dirty(&l, rand() % span, 1) >= 0);
+			CHECK(aipu_live_dirty(&l, rand() % span, 1) >= 0);
 		for (i = 0; i < 200; i++) {
 			unsigned long index = rand() % span, p;
 			unsigned long nr = 1 + rand() % (i % 4 ? 8 : 1500);
 			bool want = false;
 
 			for (p = index; p < index + nr; p++)
-				want |= live_test(&l, p);
-			CHECK(live_any(&l, index, nr) == want);
+				want |= aipu_live_test(&l, p);
+			CHECK(aipu_live_any(&l, index, nr) == want);
 		}
-		live_drop(&l, &(unsigned long){ ~0UL });
+		aipu_live_drop(&l, &(unsigned long){ ~0UL });
 	}
 	CHECK(unit_mem.chunks == 0 && unit_mem.moved == 0 && !unit_mem.bytes);
 	return 0;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the append-only log (src/log.c) and the wheel (src/wheel.c)
- * in user space.
+ * Unit tests of the append-only log (src/queue/log.c) and the wheel
+ * (src/queue/wheel.c) in user space.
  *
  * Directed tests pin down the encoding, extension, segment growth, the
  * failure paths and the wheel's wrap (a clock jump longer than its turn);
@@ -29,27 +29,28 @@ static int test_extend_and_chunks(void)
 	struct aipu_extent x[8];
 	struct aipu_log l;
 
-	log_init(&l);
-	CHECK(log_empty(&l));
-	CHECK(!log_append(&l, 10, 1, T0));
-	CHECK(!log_append(&l, 11, 1, T0));	/* extends */
-	CHECK(!log_append(&l, 12, 600, T0));	/* extends to 256, then 2 more */
+	aipu_log_init(&l);
+	CHECK(aipu_log_empty(&l));
+	CHECK(!aipu_log_append(&l, 10, 1, T0));
+	CHECK(!aipu_log_append(&l, 11, 1, T0));	/* extends */
+	/* extends to 256, then 2 more */
+	CHECK(!aipu_log_append(&l, 12, 600, T0));
 	CHECK(l.pages == 602);
 	CHECK(l.tail->n == 3);
-	CHECK(!log_append(&l, 612, 1, T0 + 1));	/* next jiffy: new entry */
+	CHECK(!aipu_log_append(&l, 612, 1, T0 + 1)); /* next jiffy: new entry */
 	CHECK(l.tail->n == 4);
-	CHECK(log_oldest(&l) == T0);
-	CHECK(log_take(&l, T0 + 1, x, 8) == 3);
+	CHECK(aipu_log_oldest(&l) == T0);
+	CHECK(aipu_log_take(&l, T0 + 1, x, 8) == 3);
 	CHECK(x[0].index == 10 && x[0].nr == 256 && x[0].time == T0);
 	CHECK(x[1].index == 266 && x[1].nr == 256);
 	CHECK(x[2].index == 522 && x[2].nr == 90);
-	CHECK(log_oldest(&l) == T0 + 1);
+	CHECK(aipu_log_oldest(&l) == T0 + 1);
 	/* The taken prefix is never extended. */
-	CHECK(log_take(&l, T0 + 2, x, 8) == 1);
-	CHECK(log_empty(&l) && l.bytes == 0 && unit_mem.bytes == 0);
-	CHECK(!log_append(&l, 613, 1, T0 + 1));
+	CHECK(aipu_log_take(&l, T0 + 2, x, 8) == 1);
+	CHECK(aipu_log_empty(&l) && l.bytes == 0 && unit_mem.bytes == 0);
+	CHECK(!aipu_log_append(&l, 613, 1, T0 + 1));
 	CHECK(l.pages == 1 && l.tail->n == 1);
-	log_drop(&l, &(unsigned long){ ~0UL });
+	aipu_log_drop(&l, &(unsigned long){ ~0UL });
 	CHECK(unit_mem.bytes == 0);
 	return 0;
 }
@@ -60,21 +61,21 @@ static int test_segments_grow_and_close(void)
 	struct aipu_log l;
 	unsigned int i;
 
-	log_init(&l);
+	aipu_log_init(&l);
 	for (i = 0; i < 2000; i++)
-		CHECK(!log_append(&l, 2 * i, 1, T0));
+		CHECK(!aipu_log_append(&l, 2 * i, 1, T0));
 	/* 64 B, 512 B, then 4-KiB segments. */
 	CHECK(l.head->class == 0 && l.head->next->class == 1);
 	CHECK(l.tail->class == AIPU_SEG_CLASSES - 1);
 	CHECK(l.bytes * 10 < 2000 * 8 * 12);	/* under 9.6 B a page */
 	/* A delta that does not fit starts a segment. */
 	i = l.tail->n;
-	CHECK(!log_append(&l, 1, 1, T0 + AIPU_LOG_DT_MAX + 1));
+	CHECK(!aipu_log_append(&l, 1, 1, T0 + AIPU_LOG_DT_MAX + 1));
 	CHECK(l.tail->n == 1 && l.tail->base == T0 + AIPU_LOG_DT_MAX + 1);
-	CHECK(log_take(&l, T0 + AIPU_LOG_DT_MAX + 1, x, 1) == 1);
+	CHECK(aipu_log_take(&l, T0 + AIPU_LOG_DT_MAX + 1, x, 1) == 1);
 	CHECK(x[0].index == 0 && x[0].time == T0);
-	log_drop(&l, &(unsigned long){ ~0UL });
-	CHECK(l.bytes == 0 && unit_mem.bytes == 0 && log_empty(&l));
+	aipu_log_drop(&l, &(unsigned long){ ~0UL });
+	CHECK(l.bytes == 0 && unit_mem.bytes == 0 && aipu_log_empty(&l));
 	return 0;
 }
 
@@ -82,22 +83,22 @@ static int test_failures(void)
 {
 	struct aipu_log l;
 
-	log_init(&l);
-	CHECK(log_append(&l, AIPU_LOG_INDEX_MAX, 2, T0) == -E2BIG);
-	CHECK(log_append(&l, AIPU_LOG_INDEX_MAX + 1, 1, T0) == -E2BIG);
-	CHECK(log_empty(&l));
-	CHECK(!log_append(&l, AIPU_LOG_INDEX_MAX, 1, T0));
-	log_drop(&l, &(unsigned long){ ~0UL });
+	aipu_log_init(&l);
+	CHECK(aipu_log_append(&l, AIPU_LOG_INDEX_MAX, 2, T0) == -E2BIG);
+	CHECK(aipu_log_append(&l, AIPU_LOG_INDEX_MAX + 1, 1, T0) == -E2BIG);
+	CHECK(aipu_log_empty(&l));
+	CHECK(!aipu_log_append(&l, AIPU_LOG_INDEX_MAX, 1, T0));
+	aipu_log_drop(&l, &(unsigned long){ ~0UL });
 	unit_fail_next = 1;
-	CHECK(log_append(&l, 0, 300, T0) == -ENOMEM);
-	CHECK(log_empty(&l) && l.pages == 0);
-	CHECK(!log_append(&l, 0, 4 * 256, T0));	/* fills the 64-B one */
+	CHECK(aipu_log_append(&l, 0, 300, T0) == -ENOMEM);
+	CHECK(aipu_log_empty(&l) && l.pages == 0);
+	CHECK(!aipu_log_append(&l, 0, 4 * 256, T0));	/* fills the 64-B one */
 	CHECK(l.head == l.tail && l.tail->n == l.tail->cap);
 	unit_fail_next = 1;
-	CHECK(log_append(&l, 5000, 1, T0) == -ENOMEM);
+	CHECK(aipu_log_append(&l, 5000, 1, T0) == -ENOMEM);
 	CHECK(l.pages == 4 * 256);
 	CHECK(!unit_fail_next);
-	log_drop(&l, &(unsigned long){ ~0UL });
+	aipu_log_drop(&l, &(unsigned long){ ~0UL });
 	CHECK(unit_mem.bytes == 0);
 	return 0;
 }
@@ -112,7 +113,7 @@ static int test_failures(void)
  * they share with younger ones; then a cutoff that went back (max_age
  * raised) finds nothing more, and the rest go once the cutoff passes them.
  * However far the clock jumped, phase 1 looks at each node once, and
- * wheel_first() finds the oldest slot left.
+ * aipu_wheel_first() finds the oldest slot left.
  */
 #define WRAP_SLOTS 16
 #define WRAP_WIDTH 5
@@ -133,7 +134,7 @@ static int wrap_due(struct aipu_wheel *w, unsigned long cutoff)
 	do {
 		budget = 1 + rand() % 3;
 		looked += budget;
-		done = wheel_due(w, cutoff, &due, &budget);
+		done = aipu_wheel_due(w, cutoff, &due, &budget);
 		looked -= budget;
 	} while (!done);
 	CHECK(looked <= nodes);
@@ -146,7 +147,7 @@ static int wrap_due(struct aipu_wheel *w, unsigned long cutoff)
 	return 0;
 }
 
-/* wheel_first() names the slot of the oldest node left, or none. */
+/* aipu_wheel_first() names the slot of the oldest node left, or none. */
 static int wrap_first(struct aipu_wheel *w, const unsigned long *t)
 {
 	unsigned long first, oldest = 0;
@@ -158,7 +159,7 @@ static int wrap_first(struct aipu_wheel *w, const unsigned long *t)
 			oldest = t[i];
 			any = true;
 		}
-	CHECK(wheel_first(w, &first) == any);
+	CHECK(aipu_wheel_first(w, &first) == any);
 	CHECK(!any || (!time_after(first, oldest) &&
 		       oldest - first < WRAP_WIDTH));
 	return 0;
@@ -173,7 +174,7 @@ static int test_wheel_wrap(void)
 	unsigned int i;
 
 	srand(unit_seed(11));
-	wheel_init(&w, slots, WRAP_SLOTS, WRAP_WIDTH, start);
+	aipu_wheel_init(&w, slots, WRAP_SLOTS, WRAP_WIDTH, start);
 	/* Two turns of nodes, two or three a slot, in random order. */
 	for (i = 0; i < WRAP_NODES; i++)
 		t[i] = start + (i * 2 * turn) / WRAP_NODES + rand() % 2;
@@ -185,7 +186,7 @@ static int test_wheel_wrap(void)
 		t[j] = x;
 	}
 	for (i = 0; i < WRAP_NODES; i++)
-		wheel_add(&w, &wrap_node[i], t[i]);
+		aipu_wheel_add(&w, &wrap_node[i], t[i]);
 	cutoff = start + turn + turn / 2 + 1;
 	if (wrap_due(&w, cutoff))
 		return 1;
@@ -212,7 +213,7 @@ static int test_wheel_wrap(void)
 /*
  * Nodes a turn or more ahead of the clock (max_age above the wheel's span:
  * phase 1's cutoff, and the clock, trail the dirtying by more than a turn).
- * wheel_first() gave the start of the first non-empty slot from the clock,
+ * aipu_wheel_first() gave the start of the first non-empty slot from the clock,
  * a turn older than any node (`oldest_age_ms` 555 s for pages dirtied
  * 0.2 s before); it must name the oldest node's slot when the slots hold
  * one turn, and never a time older than every node when they hold several.
@@ -227,18 +228,18 @@ static int test_wheel_first_ahead(void)
 
 	srand(unit_seed(12));
 	for (round = 0; round < 200; round++) {
-		wheel_init(&w, slots, WRAP_SLOTS, WRAP_WIDTH, T0 - 1000);
+		aipu_wheel_init(&w, slots, WRAP_SLOTS, WRAP_WIDTH, T0 - 1000);
 		/* Round 0..99: one turn of nodes 1-3 turns ahead; then mixed. */
 		turns = round < 100 ? 1 + round % 3 : 0;
 		oldest = 0;
 		for (i = 0; i < WRAP_NODES; i++) {
 			t = w.clock + (turns ? turns : rand() % 4) * turn +
 			    rand() % turn;
-			wheel_add(&w, &nd[i], t);
+			aipu_wheel_add(&w, &nd[i], t);
 			if (!i || time_before(t, oldest))
 				oldest = t;
 		}
-		CHECK(wheel_first(&w, &first));
+		CHECK(aipu_wheel_first(&w, &first));
 		CHECK(time_after(first + WRAP_WIDTH, oldest));
 		if (turns)
 			CHECK(!time_after(first, oldest));
@@ -261,16 +262,17 @@ static int test_wheel_jump(void)
 	LIST_HEAD(due);
 
 	for (k = 0; k < 4 * WRAP_WIDTH; k++) {
-		wheel_init(&w, slots, WRAP_SLOTS, WRAP_WIDTH, T0 - 1000);
+		aipu_wheel_init(&w, slots, WRAP_SLOTS, WRAP_WIDTH, T0 - 1000);
 		c0 = w.clock;
-		wheel_add(&w, &n, c0 + k % WRAP_WIDTH);
+		aipu_wheel_add(&w, &n, c0 + k % WRAP_WIDTH);
 		budget = 100;
-		CHECK(wheel_due(&w, c0, &due, &budget) && list_empty(&due));
+		CHECK(aipu_wheel_due(&w, c0, &due, &budget) &&
+		      list_empty(&due));
 		/* A turn, a turn and a slot, two turns; aligned or not. */
 		jump = (k / WRAP_WIDTH == 3 ? 2 * turn :
 			turn + (k / WRAP_WIDTH) * WRAP_WIDTH / 2);
 		budget = 100;
-		CHECK(wheel_due(&w, c0 + jump, &due, &budget));
+		CHECK(aipu_wheel_due(&w, c0 + jump, &due, &budget));
 		CHECK(time_before(n.time, c0 + jump));
 		CHECK(!list_empty(&due) && due.next == &n.link);
 		list_del_init(&n.link);
@@ -317,7 +319,7 @@ static int take_all(struct aipu_wheel *w, struct list_head *due,
 
 		list_del_init(&nd->link);
 		do {
-			n = log_take(l, cutoff, x, 1 + rand() % 7);
+			n = aipu_log_take(l, cutoff, x, 1 + rand() % 7);
 			for (i = 0; i < n; i++) {
 				CHECK(time_before(x[i].time, cutoff));
 				for (k = 0; k < x[i].nr; k++) {
@@ -330,8 +332,8 @@ static int take_all(struct aipu_wheel *w, struct list_head *due,
 		} while (n);
 		CHECK(m->head == m->tail ||
 		      !time_before(m->time[m->head], cutoff));
-		if (!log_empty(l))
-			wheel_add(w, nd, log_oldest(l));
+		if (!aipu_log_empty(l))
+			aipu_wheel_add(w, nd, aipu_log_oldest(l));
 	}
 	return 0;
 }
@@ -348,8 +350,8 @@ static int test_model(void)
 	CHECK(mod);
 	srand(unit_seed(7));
 	for (i = 0; i < NLOGS; i++)
-		log_init(&logs[i]);
-	wheel_init(&w, slots, 64, width, now);
+		aipu_log_init(&logs[i]);
+	aipu_wheel_init(&w, slots, 64, width, now);
 	for (step = 0; step < 40000; step++) {
 		unsigned int r = rand() % 100, li = rand() % NLOGS;
 		struct aipu_log *l = &logs[li];
@@ -359,17 +361,17 @@ static int test_model(void)
 			unsigned long nr = 1 + (rand() % 8 ? 0 : rand() % 300);
 			pgoff_t idx = rand() % 4 ? rand() % 100000 :
 				      (m->tail ? m->page[m->tail - 1] + 1 : 0);
-			bool was_empty = log_empty(l);
+			bool was_empty = aipu_log_empty(l);
 
 			if (m->tail + nr > MAXPAGES)
 				continue;
-			CHECK(!log_append(l, idx, nr, now));
+			CHECK(!aipu_log_append(l, idx, nr, now));
 			for (i = 0; i < nr; i++) {
 				m->page[m->tail] = idx + i;
 				m->time[m->tail++] = now;
 			}
 			if (was_empty)
-				wheel_add(&w, &nodes[li], now);
+				aipu_wheel_add(&w, &nodes[li], now);
 		} else if (r < 85) {
 			now += rand() % 4 ? rand() % 3 : rand() % 400;
 			if (rand() % 500 == 0)
@@ -379,17 +381,18 @@ static int test_model(void)
 			cutoff = now - rand() % 1000;
 			do {
 				budget = 1 + rand() % 5;
-			} while (!wheel_due(&w, cutoff, &due, &budget));
+			} while (!aipu_wheel_due(&w, cutoff, &due, &budget));
 			if (take_all(&w, &due, cutoff))
 				return 1;
 			for (i = 0; i < NLOGS; i++) {
-				if (log_empty(&logs[i]))
+				if (aipu_log_empty(&logs[i]))
 					continue;
-				CHECK(!time_before(log_oldest(&logs[i]),
+				CHECK(!time_before(aipu_log_oldest(&logs[i]),
 						   cutoff));
-				CHECK(on_list(wheel_slot(&w,
-							 log_oldest(&logs[i])),
-					      &nodes[i].link));
+				CHECK(on_list(
+					aipu_wheel_slot(
+						&w, aipu_log_oldest(&logs[i])),
+					&nodes[i].link));
 			}
 		}
 		if (step % 997 == 0) {
@@ -402,7 +405,7 @@ static int test_model(void)
 		}
 	}
 	for (i = 0; i < NLOGS; i++)
-		log_drop(&logs[i], &(unsigned long){ ~0UL });
+		aipu_log_drop(&logs[i], &(unsigned long){ ~0UL });
 	CHECK(unit_mem.bytes == 0);
 	printf("  model: %lu pages tracked at the last count, clock %lu\n",
 	       pages, now);
@@ -427,9 +430,9 @@ static bool same_log(const struct aipu_log *a, const struct aipu_log *b)
 }
 
 /*
- * log_append_page(), the probe's inline append, against log_append(): one
- * log appended to by it (log_append() where it declines), another by
- * log_append() alone, both taken from alike, must stay the same, entry for
+ * aipu_log_append_page(), the probe's inline append, against aipu_log_append():
+ * one log appended to by it (aipu_log_append() where it declines), another by
+ * aipu_log_append() alone, both taken from alike, must stay the same, entry for
  * entry; and each of its ways (extending, a new entry, declining) is used,
  * in random writes and in streams that fill entries to their longest.
  */
@@ -442,8 +445,8 @@ static int test_append_page(void)
 	unsigned int step, na, nb, r;
 
 	srand(unit_seed(13));
-	log_init(&a);
-	log_init(&b);
+	aipu_log_init(&a);
+	aipu_log_init(&b);
 	for (step = 0; step < 200000; step++) {
 		/* Every other 2,000 steps a stream: 256-page entries fill. */
 		bool stream = step / 2000 % 2;
@@ -453,14 +456,14 @@ static int test_append_page(void)
 			idx = stream || rand() % 3 ? next : rand() % 100000;
 			if (rand() % 5000 == 0)
 				idx = AIPU_LOG_INDEX_MAX + rand() % 2;
-			if (log_append_page(&a, idx, now)) {
+			if (aipu_log_append_page(&a, idx, now)) {
 				ext += a.tail->n == b.tail->n;
 				add += a.tail->n != b.tail->n;
 			} else {
 				declined++;
-				log_append(&a, idx, 1, now);
+				aipu_log_append(&a, idx, 1, now);
 			}
-			log_append(&b, idx, 1, now);
+			aipu_log_append(&b, idx, 1, now);
 			next = idx + 1;
 		} else if (r < 95) {
 			now += rand() % 10 ? rand() % 2 : rand() % 70000;
@@ -472,8 +475,8 @@ static int test_append_page(void)
 			unsigned long cutoff = now - rand() % 50;
 			unsigned int max = 1 + rand() % 16, i;
 
-			na = log_take(&a, cutoff, xa, max);
-			nb = log_take(&b, cutoff, xb, max);
+			na = aipu_log_take(&a, cutoff, xa, max);
+			nb = aipu_log_take(&b, cutoff, xb, max);
 			CHECK(na == nb);
 			for (i = 0; i < na; i++)
 				CHECK(xa[i].index == xb[i].index &&
@@ -483,11 +486,11 @@ static int test_append_page(void)
 		CHECK(same_log(&a, &b));
 	}
 	CHECK(ext > 1000 && add > 1000 && declined > 100);
-	log_drop(&a, &(unsigned long){ ~0UL });
-	log_drop(&b, &(unsigned long){ ~0UL });
+	aipu_log_drop(&a, &(unsigned long){ ~0UL });
+	aipu_log_drop(&b, &(unsigned long){ ~0UL });
 	CHECK(unit_mem.bytes == 0);
-	printf("  append_page: %lu extended, %lu new entries, %lu left to log_append()\n",
-	       ext, add, declined);
+	printf("  append_page: %lu extended, %lu new entries, %lu left to "
+	       "aipu_log_append()\n", ext, add, declined);
 	return 0;
 }
 

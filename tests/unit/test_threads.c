@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The two locks of a device's queue (include/aipu_track_log.h) under real
+ * The two locks of a device's queue (include/aipu_queue.h) under real
  * concurrency, built with ThreadSanitizer: two writer threads dirty pages of
  * the files of one device as src/hook.c does (the fast path under the file's
  * lock alone, else the device's lock), while a flusher thread runs passes
@@ -27,7 +27,7 @@
 
 #include <linux/jiffies.h>
 
-#include "aipu_track_log.h"
+#include "aipu_queue.h"
 #include "unit.h"
 
 #define NF 8
@@ -39,19 +39,19 @@
 #define RUN_NS 1500000000L		/* the writers' time */
 
 struct utracker {
-	struct aipu_ltracker t;
+	struct aipu_file t;
 	pthread_spinlock_t lock;
 	struct utracker *next_dead;	/* freed, kept till the end */
 };
 
 static pthread_spinlock_t dev_lock;
-static struct aipu_ltrack tr;
-static struct list_head slots[AIPU_LTRACK_SLOTS];
+static struct aipu_queue tr;
+static struct list_head slots[AIPU_QUEUE_SLOTS];
 static unsigned long now;		/* jiffies: the flusher moves it */
 static int stop;
 
 static char keys[NF];
-static struct aipu_ltracker *table[NF];
+static struct aipu_file *table[NF];
 static struct utracker *dead;		/* @dev_lock */
 
 /* The pages' state, each file's under its "i_pages" lock. */
@@ -59,7 +59,7 @@ static pthread_mutex_t ipages[NF];
 static bool dirty[NF][PAGES];
 static unsigned long first[NF][PAGES];
 
-static struct aipu_ldelta fast[WRITERS];
+static struct aipu_queue_delta fast[WRITERS];
 static unsigned long transitions[WRITERS], fast_done[WRITERS];
 static unsigned long late, left_dirty, lost_tracker, passes;
 
@@ -68,12 +68,12 @@ static unsigned long load_now(void)
 	return __atomic_load_n(&now, __ATOMIC_RELAXED);
 }
 
-static struct utracker *to_u(struct aipu_ltracker *t)
+static struct utracker *to_u(struct aipu_file *t)
 {
 	return container_of(t, struct utracker, t);
 }
 
-struct aipu_ltracker *aipu_ltracker_alloc(void)
+struct aipu_file *aipu_file_alloc(void)
 {
 	struct utracker *u = calloc(1, sizeof(*u));
 
@@ -83,37 +83,37 @@ struct aipu_ltracker *aipu_ltracker_alloc(void)
 }
 
 /* Called with the device's lock held, as in the kernel. */
-void aipu_ltracker_free(struct aipu_ltracker *t)
+void aipu_file_free(struct aipu_file *t)
 {
 	to_u(t)->next_dead = dead;
 	dead = to_u(t);
 }
 
-struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
+struct aipu_file *aipu_file_lookup(const void *key)
 {
 	return __atomic_load_n(&table[(const char *)key - keys],
 			       __ATOMIC_ACQUIRE);
 }
 
-int aipu_ltracker_insert(struct aipu_ltracker *t)
+int aipu_file_insert(struct aipu_file *t)
 {
 	__atomic_store_n(&table[(const char *)t->key - keys], t,
 			 __ATOMIC_RELEASE);
 	return 0;
 }
 
-void aipu_ltracker_remove(struct aipu_ltracker *t)
+void aipu_file_remove(struct aipu_file *t)
 {
 	__atomic_store_n(&table[(const char *)t->key - keys], NULL,
 			 __ATOMIC_RELEASE);
 }
 
-void aipu_ltracker_lock(struct aipu_ltracker *t)
+void aipu_file_lock(struct aipu_file *t)
 {
 	pthread_spin_lock(&to_u(t)->lock);
 }
 
-void aipu_ltracker_unlock(struct aipu_ltracker *t)
+void aipu_file_unlock(struct aipu_file *t)
 {
 	pthread_spin_unlock(&to_u(t)->lock);
 }
@@ -121,13 +121,13 @@ void aipu_ltracker_unlock(struct aipu_ltracker *t)
 /* src/hook.c's probe: page @p of file @f went clean -> dirty at @time. */
 static void probe(int w, int f, pgoff_t p, unsigned long time)
 {
-	struct aipu_ltracker *t = aipu_ltracker_lookup(&keys[f]);
+	struct aipu_file *t = aipu_file_lookup(&keys[f]);
 	int r = AIPU_FAST_NO;
 
 	if (t) {
-		aipu_ltracker_lock(t);
-		r = ltrack_pages_fast(t, p, 1, time, &fast[w], false);
-		aipu_ltracker_unlock(t);
+		aipu_file_lock(t);
+		r = aipu_queue_pages_fast(t, p, 1, time, &fast[w], false);
+		aipu_file_unlock(t);
 	}
 	if (r == AIPU_FAST_DONE) {
 		fast_done[w]++;
@@ -135,13 +135,13 @@ static void probe(int w, int f, pgoff_t p, unsigned long time)
 	}
 	pthread_spin_lock(&dev_lock);
 	if (!t || !t->hashed)
-		t = ltrack_get(&tr, &keys[f], NULL);
+		t = aipu_queue_get(&tr, &keys[f], NULL);
 	if (!t)
 		lost_tracker++;
 	else if (r == AIPU_FAST_SHORT)
-		ltrack_whole(&tr, t, time);
+		aipu_queue_whole(&tr, t, time);
 	else
-		ltrack_pages(&tr, t, p, 1, time);
+		aipu_queue_pages(&tr, t, p, 1, time);
 	pthread_spin_unlock(&dev_lock);
 }
 
@@ -185,36 +185,36 @@ static void write_pages(int f, pgoff_t index, unsigned long nr,
 	pthread_mutex_unlock(&ipages[f]);
 }
 
-static void write_batch(struct aipu_lbatch *b)
+static void write_batch(struct aipu_batch *b)
 {
 	int f = (const char *)b->t->key - keys;
-	unsigned int i, n = flog_merge(b->x, b->n);
+	unsigned int i, n = aipu_flog_merge(b->x, b->n);
 
 	for (i = 0; i < n; i++) {
 		write_pages(f, b->x[i].index, b->x[i].nr, b->x[i].time, true);
 		pthread_spin_lock(&dev_lock);
-		ltrack_done_pages(&tr, b->t, b->x[i].index, b->x[i].nr,
-				  b->x[i].time, false);
+		aipu_queue_done_pages(&tr, b->t, b->x[i].index, b->x[i].nr,
+				      b->x[i].time, false);
 		pthread_spin_unlock(&dev_lock);
 	}
 	pthread_spin_lock(&dev_lock);
-	ltrack_put(&tr, b->t);
+	aipu_queue_put(&tr, b->t);
 	pthread_spin_unlock(&dev_lock);
 }
 
 /* A whole-file entry: every dirty page of the file, whatever its time. */
-static void write_entry(struct aipu_lentry *e)
+static void write_entry(struct aipu_entry *e)
 {
 	write_pages((const char *)e->t->key - keys, 0, PAGES, e->time, false);
 	pthread_spin_lock(&dev_lock);
-	ltrack_done_entry(&tr, e);
+	aipu_queue_done_entry(&tr, e);
 	pthread_spin_unlock(&dev_lock);
 }
 
 static void pass(unsigned long cutoff)
 {
-	static struct aipu_lbatch b;
-	struct aipu_lentry *e;
+	static struct aipu_batch b;
+	struct aipu_entry *e;
 	unsigned int budget;
 	bool done;
 	int f;
@@ -223,13 +223,13 @@ static void pass(unsigned long cutoff)
 	do {
 		budget = 8;
 		pthread_spin_lock(&dev_lock);
-		done = ltrack_scan(&tr, cutoff, &budget);
+		done = aipu_queue_scan(&tr, cutoff, &budget);
 		pthread_spin_unlock(&dev_lock);
 	} while (!done);
 	for (;;) {
 		b.max_pages = 0;
 		pthread_spin_lock(&dev_lock);
-		e = ltrack_take(&tr, cutoff, &b);
+		e = aipu_queue_take(&tr, cutoff, &b);
 		pthread_spin_unlock(&dev_lock);
 		if (e)
 			write_entry(e);
@@ -241,7 +241,7 @@ static void pass(unsigned long cutoff)
 	do {
 		budget = 8;
 		pthread_spin_lock(&dev_lock);
-		done = ltrack_end_pass(&tr, &budget);
+		done = aipu_queue_end_pass(&tr, &budget);
 		pthread_spin_unlock(&dev_lock);
 	} while (!done);
 	/* Writers dirty at the clock, later than @cutoff: none of theirs. */
@@ -277,7 +277,7 @@ static int test_two_writers_one_flusher(void)
 	for (f = 0; f < NF; f++)
 		pthread_mutex_init(&ipages[f], NULL);
 	now = T0;
-	ltrack_init(&tr, slots, WIDTH, now);
+	aipu_queue_init(&tr, slots, WIDTH, now);
 	for (w = 0; w < WRITERS; w++)
 		pthread_create(&th[w], NULL, writer, (void *)(long)w);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -289,11 +289,11 @@ static int test_two_writers_one_flusher(void)
 	for (w = 0; w < WRITERS; w++)
 		pthread_join(th[w], NULL);
 	/* Everything due: the queue drains, and every page is written. */
-	for (w = 0; w < 4 && !ltrack_idle(&tr); w++) {
+	for (w = 0; w < 4 && !aipu_queue_idle(&tr); w++) {
 		now += MAX_AGE;
 		pass(now);
 	}
-	CHECK(ltrack_idle(&tr));
+	CHECK(aipu_queue_idle(&tr));
 	for (f = 0; f < NF; f++)
 		for (w = 0; w < PAGES; w++)
 			CHECK(!dirty[f][w]);
@@ -316,10 +316,10 @@ static int test_two_writers_one_flusher(void)
 	       (unsigned long long)tr.st.pages_taken);
 	/* rmmod: forget every tracker. */
 	for (f = 0; f < NF; f++) {
-		struct aipu_ltracker *t = aipu_ltracker_lookup(&keys[f]);
+		struct aipu_file *t = aipu_file_lookup(&keys[f]);
 
 		do
-			done = !t || ltrack_kill(&tr, t, AIPU_DRAIN_BATCH);
+			done = !t || aipu_queue_kill(&tr, t, AIPU_DRAIN_BATCH);
 		while (!done);
 	}
 	while (dead) {

@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "aipu_track_log.h"
+#include "aipu_queue.h"
 #include "unit.h"
 
 struct unit_mem unit_mem;
@@ -60,7 +60,7 @@ int unit_done(void)
 }
 
 /*
- * live_take()'s answer for page @p's entry of @time, without taking: true
+ * aipu_live_take()'s answer for page @p's entry of @time, without taking: true
  * if a newer entry of the page supersedes it.
  */
 bool unit_moved_stale(struct aipu_live *l, pgoff_t p, unsigned long time)

@@ -24,9 +24,9 @@
 # cap: some 500,000 runs, 2 GiB of dirty pages; or allocations failing:
 # make debugtest FAILSLAB=...) and ages after each write (it takes the
 # time of the oldest dirtying it did not cover). The shrinker drains a
-# file back to runs, and with that aging taken out of src/track_log.c
-# this test still passed (6.12.118); tests/unit/test_track_log.c checks
-# the aging (ltrack_requeue_whole_since()).
+# file back to runs, and with that aging taken out of src/queue/queue.c
+# this test still passed (6.12.118); tests/unit/test_queue.c checks
+# the aging (aipu_queue_requeue_whole_since()).
 set -euo pipefail
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * aipu: a device's queue built from logs.  See include/aipu_track_log.h;
- * every function here but ltrack_pages_fast() runs under the lock of the
+ * aipu: a device's queue built from logs.  See include/aipu_queue.h;
+ * every function here but aipu_queue_pages_fast() runs under the lock of the
  * device whose queue @tr is, takes the lock of each file it changes (one at
  * a time, inside the device's), and never sleeps.
  */
@@ -9,13 +9,13 @@
 #include <linux/kernel.h>
 #include <linux/string.h>
 
-#include "aipu_track_log.h"
+#include "aipu_queue.h"
 
-void ltrack_init(struct aipu_ltrack *tr, struct list_head *slots,
-		 unsigned long width, unsigned long now)
+void aipu_queue_init(struct aipu_queue *tr, struct list_head *slots,
+		     unsigned long width, unsigned long now)
 {
 	memset(tr, 0, sizeof(*tr));
-	wheel_init(&tr->wheel, slots, AIPU_LTRACK_SLOTS, width, now);
+	aipu_wheel_init(&tr->wheel, slots, AIPU_QUEUE_SLOTS, width, now);
 	INIT_LIST_HEAD(&tr->due);
 	INIT_LIST_HEAD(&tr->drain);
 	INIT_LIST_HEAD(&tr->retried);
@@ -23,56 +23,56 @@ void ltrack_init(struct aipu_ltrack *tr, struct list_head *slots,
 	INIT_LIST_HEAD(&tr->trackers);
 }
 
-static void entry_init(struct aipu_lentry *e, struct aipu_ltracker *t, u8 kind)
+static void entry_init(struct aipu_entry *e, struct aipu_file *t, u8 kind)
 {
 	INIT_LIST_HEAD(&e->lru);
 	e->t = t;
 	e->kind = kind;
-	e->state = AIPU_L_IDLE;
+	e->state = AIPU_ENTRY_IDLE;
 }
 
-struct aipu_ltracker *ltrack_get(struct aipu_ltrack *tr, const void *key,
+struct aipu_file *aipu_queue_get(struct aipu_queue *tr, const void *key,
 				 void *host)
 {
-	struct aipu_ltracker *t = aipu_ltracker_lookup(key);
+	struct aipu_file *t = aipu_file_lookup(key);
 
 	if (t && t->hashed && !t->dead)
 		return t->tr == tr ? t : NULL;
-	t = aipu_ltracker_alloc();
+	t = aipu_file_alloc();
 	if (!t)
 		return NULL;
 	memset(t, 0, sizeof(*t));
 	t->tr = tr;
 	t->key = key;
 	t->host = host;
-	flog_init(&t->q);
+	aipu_flog_init(&t->q);
 	INIT_LIST_HEAD(&t->node.link);
 	INIT_LIST_HEAD(&t->retried);
 	INIT_LIST_HEAD(&t->drain);
-	entry_init(&t->whole, t, AIPU_L_WHOLE);
-	entry_init(&t->meta, t, AIPU_L_META);
-	entry_init(&t->times, t, AIPU_L_TIMES);
-	if (aipu_ltracker_insert(t)) {
-		aipu_ltracker_free(t);
+	entry_init(&t->whole, t, AIPU_ENTRY_WHOLE);
+	entry_init(&t->meta, t, AIPU_ENTRY_META);
+	entry_init(&t->times, t, AIPU_ENTRY_TIMES);
+	if (aipu_file_insert(t)) {
+		aipu_file_free(t);
 		return NULL;
 	}
 	/* Findable from here: the fast path may be waiting for it. */
-	aipu_ltracker_lock(t);
+	aipu_file_lock(t);
 	t->hashed = true;
-	aipu_ltracker_unlock(t);
+	aipu_file_unlock(t);
 	list_add_tail(&t->link, &tr->trackers);
 	tr->st.trackers++;
 	return t;
 }
 
-static bool entry_queued(const struct aipu_lentry *e)
+static bool entry_queued(const struct aipu_entry *e)
 {
-	return e->state == AIPU_L_WAITING || e->state == AIPU_L_RETRY;
+	return e->state == AIPU_ENTRY_WAITING || e->state == AIPU_ENTRY_RETRY;
 }
 
-static bool entry_due(const struct aipu_lentry *e, unsigned long cutoff)
+static bool entry_due(const struct aipu_entry *e, unsigned long cutoff)
 {
-	return e->state == AIPU_L_WAITING && time_before(e->time, cutoff);
+	return e->state == AIPU_ENTRY_WAITING && time_before(e->time, cutoff);
 }
 
 static void older(unsigned long time, unsigned long *oldest, bool *found)
@@ -83,27 +83,27 @@ static void older(unsigned long time, unsigned long *oldest, bool *found)
 }
 
 /* The oldest time of what phase 2 could take of @t; false if nothing. */
-static bool file_time(const struct aipu_ltracker *t, unsigned long *time)
+static bool file_time(const struct aipu_file *t, unsigned long *time)
 {
 	bool found = false;
 	unsigned long x;
 
-	if (!t->draining && flog_oldest(&t->q, &x))
+	if (!t->draining && aipu_flog_oldest(&t->q, &x))
 		older(x, time, &found);
-	if (t->whole.state == AIPU_L_WAITING)
+	if (t->whole.state == AIPU_ENTRY_WAITING)
 		older(t->whole.time, time, &found);
-	if (t->meta.state == AIPU_L_WAITING)
+	if (t->meta.state == AIPU_ENTRY_WAITING)
 		older(t->meta.time, time, &found);
 	return found;
 }
 
-static void unlink_node(struct aipu_ltrack *tr, struct aipu_ltracker *t)
+static void unlink_node(struct aipu_queue *tr, struct aipu_file *t)
 {
-	if (t->where == AIPU_L_WHEEL)
-		wheel_del(&tr->wheel, &t->node);
+	if (t->where == AIPU_AT_WHEEL)
+		aipu_wheel_del(&tr->wheel, &t->node);
 	else
 		list_del_init(&t->node.link);
-	t->where = AIPU_L_NOWHERE;
+	t->where = AIPU_AT_NOWHERE;
 }
 
 /*
@@ -111,49 +111,49 @@ static void unlink_node(struct aipu_ltrack *tr, struct aipu_ltracker *t)
  * time (moved only to an earlier one: O(1)), or nowhere if it has none.  A
  * file on the due list stays there: phase 2 comes to it.
  */
-static void requeue(struct aipu_ltrack *tr, struct aipu_ltracker *t)
+static void requeue(struct aipu_queue *tr, struct aipu_file *t)
 {
 	unsigned long time;
 
-	if (t->dead || t->where == AIPU_L_DUE)
+	if (t->dead || t->where == AIPU_AT_DUE)
 		return;
 	if (!file_time(t, &time)) {
-		if (t->where != AIPU_L_NOWHERE)
+		if (t->where != AIPU_AT_NOWHERE)
 			unlink_node(tr, t);
 		return;
 	}
-	if (t->where == AIPU_L_WHEEL) {
+	if (t->where == AIPU_AT_WHEEL) {
 		if (!time_before(time, t->node.time))
 			return;		/* its slot is still right */
-		wheel_del(&tr->wheel, &t->node);
+		aipu_wheel_del(&tr->wheel, &t->node);
 	}
-	wheel_add(&tr->wheel, &t->node, time);
-	t->where = AIPU_L_WHEEL;
+	aipu_wheel_add(&tr->wheel, &t->node, time);
+	t->where = AIPU_AT_WHEEL;
 }
 
 /* Due in this pass, whatever phase 1 found: onto the due list. */
-static void make_due(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+static void make_due(struct aipu_queue *tr, struct aipu_file *t,
 		     unsigned long time)
 {
 	if (t->dead)
 		return;
-	if (t->where == AIPU_L_DUE) {
+	if (t->where == AIPU_AT_DUE) {
 		if (time_before(time, t->node.time))
 			t->node.time = time;
 		return;
 	}
-	if (t->where == AIPU_L_WHEEL)
-		wheel_del(&tr->wheel, &t->node);
+	if (t->where == AIPU_AT_WHEEL)
+		aipu_wheel_del(&tr->wheel, &t->node);
 	t->node.time = time;
 	list_add_tail(&t->node.link, &tr->due);
-	t->where = AIPU_L_DUE;
+	t->where = AIPU_AT_DUE;
 }
 
 /*
  * Bring the device's gauges up to date with @t's queue: called after every
  * change to it, so they add up to the files' queues exactly.
  */
-static void account(struct aipu_ltrack *tr, struct aipu_ltracker *t)
+static void account(struct aipu_queue *tr, struct aipu_file *t)
 {
 	unsigned long pages = t->q.log.pages + t->q.retry_pages + t->out_pages;
 
@@ -167,26 +167,26 @@ static void account(struct aipu_ltrack *tr, struct aipu_ltracker *t)
  * The whole-file entry waits at @time, unless it waits at an older one; one
  * put back in this pass stays due in the next.
  */
-static void whole_by(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+static void whole_by(struct aipu_queue *tr, struct aipu_file *t,
 		     unsigned long time)
 {
-	struct aipu_lentry *w = &t->whole;
+	struct aipu_entry *w = &t->whole;
 
 	if (entry_queued(w) && !time_before(time, w->time))
 		return;
 	w->time = time;
-	if (w->state == AIPU_L_RETRY)
+	if (w->state == AIPU_ENTRY_RETRY)
 		return;
-	w->state = AIPU_L_WAITING;
+	w->state = AIPU_ENTRY_WAITING;
 	requeue(tr, t);
 }
 
 /*
  * The whole-file entry is being written and pages of @time are dirty: it
- * goes back when done (ltrack_done_entry()), at the oldest such time if the
- * write covered the file (ltrack_requeue_whole_since()).
+ * goes back when done (aipu_queue_done_entry()), at the oldest such time if the
+ * write covered the file (aipu_queue_requeue_whole_since()).
  */
-static void whole_again(struct aipu_lentry *w, unsigned long time)
+static void whole_again(struct aipu_entry *w, unsigned long time)
 {
 	if (!w->again || time_before(time, w->again_time))
 		w->again_time = time;
@@ -196,33 +196,33 @@ static void whole_again(struct aipu_lentry *w, unsigned long time)
 /*
  * Bound the whole file by @time.  Already queued means an older time is
  * set; being written, that the flusher puts it back when done
- * (ltrack_done_entry()).  True if it was idle: queued now.
+ * (aipu_queue_done_entry()).  True if it was idle: queued now.
  */
-static bool whole_queue(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+static bool whole_queue(struct aipu_queue *tr, struct aipu_file *t,
 			unsigned long time)
 {
-	if (t->whole.state == AIPU_L_ISSUING)
+	if (t->whole.state == AIPU_ENTRY_ISSUING)
 		whole_again(&t->whole, time);
-	if (t->whole.state != AIPU_L_IDLE)
+	if (t->whole.state != AIPU_ENTRY_IDLE)
 		return false;
 	whole_by(tr, t, time);
 	return true;
 }
 
 /* Memory ran out, or the cap: a fallback, counted. */
-static void whole_fallback(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+static void whole_fallback(struct aipu_queue *tr, struct aipu_file *t,
 			   unsigned long time)
 {
 	if (whole_queue(tr, t, time))
 		tr->st.fallbacks++;
 }
 
-void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		  unsigned long time)
+void aipu_queue_whole(struct aipu_queue *tr, struct aipu_file *t,
+		      unsigned long time)
 {
-	aipu_ltracker_lock(t);
+	aipu_file_lock(t);
 	whole_fallback(tr, t, time);
-	aipu_ltracker_unlock(t);
+	aipu_file_unlock(t);
 }
 
 /*
@@ -230,12 +230,12 @@ void ltrack_whole(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * cache to date, so the whole file is due at @time, as a fallback's is,
  * but not counted as one: this is how such a file is bounded.
  */
-void ltrack_whole_dax(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		      unsigned long time)
+void aipu_queue_whole_dax(struct aipu_queue *tr, struct aipu_file *t,
+			  unsigned long time)
 {
-	aipu_ltracker_lock(t);
+	aipu_file_lock(t);
 	whole_queue(tr, t, time);
-	aipu_ltracker_unlock(t);
+	aipu_file_unlock(t);
 }
 
 /*
@@ -243,14 +243,14 @@ void ltrack_whole_dax(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * it at @time (a fallback) or move it earlier, wherever it is (one being
  * written puts back what it finds still dirty at its own time).
  */
-static void whole_cover(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+static void whole_cover(struct aipu_queue *tr, struct aipu_file *t,
 			unsigned long time)
 {
-	struct aipu_lentry *w = &t->whole;
+	struct aipu_entry *w = &t->whole;
 
-	if (w->state == AIPU_L_IDLE)
+	if (w->state == AIPU_ENTRY_IDLE)
 		tr->st.fallbacks++;
-	if (w->state == AIPU_L_ISSUING) {
+	if (w->state == AIPU_ENTRY_ISSUING) {
 		if (time_before(time, w->time))
 			w->time = time;
 		whole_again(w, time);
@@ -265,20 +265,20 @@ static void whole_cover(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * older: they are written early, never late); a file past its memory cap,
  * being drained, or whose log cannot grow, is bounded so from here.
  */
-static void pages_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+static void pages_locked(struct aipu_queue *tr, struct aipu_file *t,
 			 pgoff_t start, unsigned long nr, unsigned long time)
 {
 	unsigned long done;
 
-	aipu_ltracker_assert_held(t);
+	aipu_file_assert_held(t);
 	tr->st.pages_dirtied += nr;
 	if (entry_queued(&t->whole))
 		return;
-	if (t->draining || t->q.log.bytes >= AIPU_LTRACK_BYTES_MAX) {
+	if (t->draining || t->q.log.bytes >= AIPU_QUEUE_BYTES_MAX) {
 		whole_fallback(tr, t, time);
 		return;
 	}
-	done = flog_dirty(&t->q, start, nr, time);
+	done = aipu_flog_dirty(&t->q, start, nr, time);
 	account(tr, t);
 	if (done < nr)
 		whole_fallback(tr, t, time);
@@ -286,38 +286,38 @@ static void pages_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	 * The common case, a file already in the wheel at its oldest time:
 	 * nothing newer moves it, and the probe skips finding that time.
 	 */
-	if (t->where != AIPU_L_WHEEL || time_before(time, t->node.time))
+	if (t->where != AIPU_AT_WHEEL || time_before(time, t->node.time))
 		requeue(tr, t);
 }
 
-void ltrack_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		  pgoff_t start, unsigned long nr, unsigned long time)
+void aipu_queue_pages(struct aipu_queue *tr, struct aipu_file *t,
+		      pgoff_t start, unsigned long nr, unsigned long time)
 {
-	aipu_ltracker_lock(t);
+	aipu_file_lock(t);
 	pages_locked(tr, t, start, nr, time);
-	aipu_ltracker_unlock(t);
+	aipu_file_unlock(t);
 }
 
 /*
  * The common page: one, its live chunk at hand, its bit clear, the log's
  * newest segment with room; inline all the way (the probe's instructions,
  * docs/design.md §4).  AIPU_FAST_DONE, AIPU_FAST_ASK if whether the write
- * was declined matters (ltrack_may_redirty(): here its bit set or the
+ * was declined matters (aipu_queue_may_redirty(): here its bit set or the
  * flusher writing the file) and has not been asked, or -1 for the general
  * path.
  */
-static int page_near(struct aipu_ltracker *t, pgoff_t index,
+static int page_near(struct aipu_file *t, pgoff_t index,
 		     unsigned long time, bool ask)
 {
-	struct aipu_live_chunk *c = live_chunk_near(&t->q.live, index);
+	struct aipu_live_chunk *c = aipu_live_chunk_near(&t->q.live, index);
 
 	if (!c)
 		return -1;
-	if (live_chunk_test(c, index) || t->users)
+	if (aipu_live_chunk_test(c, index) || t->users)
 		return ask ? AIPU_FAST_ASK : -1;
-	if (!log_append_page(&t->q.log, index, time))
+	if (!aipu_log_append_page(&t->q.log, index, time))
 		return -1;
-	live_chunk_set(&t->q.live, c, index);
+	aipu_live_chunk_set(&t->q.live, c, index);
 	return AIPU_FAST_DONE;
 }
 
@@ -328,17 +328,17 @@ static int page_near(struct aipu_ltracker *t, pgoff_t index,
  * earlier, or due) and tracked page by page, dirtied at @time.  Changes
  * nothing and returns AIPU_FAST_NO when the device's queue has to change
  * too (the file to be queued or moved earlier, or bounded as a whole):
- * then the caller takes the device's lock and calls ltrack_pages().
+ * then the caller takes the device's lock and calls aipu_queue_pages().
  * AIPU_FAST_ASK, nothing changed either, if @ask and the answer to whether
- * the pages' write was declined matters (ltrack_may_redirty()): the caller
+ * the pages' write was declined matters (aipu_queue_may_redirty()): the caller
  * asks, and calls again without @ask if it was not, else goes to
- * ltrack_redirty().  AIPU_FAST_SHORT: the log could not hold them all; the
- * caller bounds the file with ltrack_whole() at @time under the device's
+ * aipu_queue_redirty().  AIPU_FAST_SHORT: the log could not hold them all; the
+ * caller bounds the file with aipu_queue_whole() at @time under the device's
  * lock.  The device's counters this changes go to @dl, the caller's
  * (per-CPU) share of them.
  */
-/* The device's counters @t changed, into @dl: see ltrack_pages_fast(). */
-static void fast_count(struct aipu_ltracker *t, struct aipu_ldelta *dl,
+/* The device's counters @t changed, into @dl: see aipu_queue_pages_fast(). */
+static void fast_count(struct aipu_file *t, struct aipu_queue_delta *dl,
 		       unsigned long nr)
 {
 	unsigned long pages = t->q.log.pages + t->q.retry_pages + t->out_pages;
@@ -360,38 +360,41 @@ static void fast_count(struct aipu_ltracker *t, struct aipu_ldelta *dl,
  * device's gauges hold what the files' counted_* say, so they stay exact
  * by adding to both.
  */
-static void count_page(struct aipu_ltracker *t, struct aipu_ldelta *dl)
+static void count_page(struct aipu_file *t, struct aipu_queue_delta *dl)
 {
 	WRITE_ONCE(dl->pages_dirtied, dl->pages_dirtied + 1);
 	WRITE_ONCE(dl->pages, dl->pages + 1);
 	t->counted_pages++;
 }
 
-/* ltrack_pages_fast() past page_near(): any extent, through flog_dirty(). */
-static noinline int pages_fast_general(struct aipu_ltracker *t,
+/*
+ * aipu_queue_pages_fast() past page_near(): any extent, through
+ * aipu_flog_dirty().
+ */
+static noinline int pages_fast_general(struct aipu_file *t,
 				       pgoff_t start, unsigned long nr,
 				       unsigned long time,
-				       struct aipu_ldelta *dl, bool ask)
+				       struct aipu_queue_delta *dl, bool ask)
 {
 	unsigned long done;
 
-	if (ask && ltrack_may_redirty(t, start, nr))
+	if (ask && aipu_queue_may_redirty(t, start, nr))
 		return AIPU_FAST_ASK;
-	done = flog_dirty(&t->q, start, nr, time);
+	done = aipu_flog_dirty(&t->q, start, nr, time);
 	fast_count(t, dl, nr);
 	return done < nr ? AIPU_FAST_SHORT : AIPU_FAST_DONE;
 }
 
-int ltrack_pages_fast(struct aipu_ltracker *t, pgoff_t start,
-		      unsigned long nr, unsigned long time,
-		      struct aipu_ldelta *dl, bool ask)
+int aipu_queue_pages_fast(struct aipu_file *t, pgoff_t start,
+			  unsigned long nr, unsigned long time,
+			  struct aipu_queue_delta *dl, bool ask)
 {
 	int r;
 
 	if (!t->hashed || t->dead || t->draining || entry_queued(&t->whole) ||
-	    t->q.log.bytes >= AIPU_LTRACK_BYTES_MAX ||
-	    t->where == AIPU_L_NOWHERE ||
-	    (t->where == AIPU_L_WHEEL && time_before(time, t->node.time)))
+	    t->q.log.bytes >= AIPU_QUEUE_BYTES_MAX ||
+	    t->where == AIPU_AT_NOWHERE ||
+	    (t->where == AIPU_AT_WHEEL && time_before(time, t->node.time)))
 		return AIPU_FAST_NO;
 	r = nr == 1 ? page_near(t, start, time, ask) : -1;
 	if (r < 0)
@@ -401,37 +404,38 @@ int ltrack_pages_fast(struct aipu_ltracker *t, pgoff_t start,
 	return r;
 }
 
-void ltrack_meta(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		 unsigned long time, bool was_clean)
+void aipu_queue_meta(struct aipu_queue *tr, struct aipu_file *t,
+		     unsigned long time, bool was_clean)
 {
-	struct aipu_lentry *e = &t->meta;
+	struct aipu_entry *e = &t->meta;
 
-	aipu_ltracker_lock(t);
-	if (e->state == AIPU_L_ISSUING)
+	aipu_file_lock(t);
+	if (e->state == AIPU_ENTRY_ISSUING)
 		e->again = true;
+	/* Written by someone since: queued anew. */
 	if (entry_queued(e) && was_clean)
-		e->state = AIPU_L_IDLE;	/* written by someone since: anew */
-	if (e->state == AIPU_L_IDLE) {
+		e->state = AIPU_ENTRY_IDLE;
+	if (e->state == AIPU_ENTRY_IDLE) {
 		e->time = time;
-		e->state = AIPU_L_WAITING;
+		e->state = AIPU_ENTRY_WAITING;
 		requeue(tr, t);
 	}
-	aipu_ltracker_unlock(t);
+	aipu_file_unlock(t);
 }
 
 /*
- * ltrack_meta() where it changes nothing the device's lock guards: the
+ * aipu_queue_meta() where it changes nothing the device's lock guards: the
  * inode was dirty already (!@was_clean) and its entry waits or is being
  * written (then to be put back: @again).  Under @t's lock alone, as the
- * probe's fast path; false, nothing done, where ltrack_meta() is needed.
+ * probe's fast path; false, nothing done, where aipu_queue_meta() is needed.
  */
-bool ltrack_meta_fast(struct aipu_ltracker *t, bool was_clean)
+bool aipu_queue_meta_fast(struct aipu_file *t, bool was_clean)
 {
-	struct aipu_lentry *e = &t->meta;
+	struct aipu_entry *e = &t->meta;
 
-	if (!t->hashed || t->dead || was_clean || e->state == AIPU_L_IDLE)
+	if (!t->hashed || t->dead || was_clean || e->state == AIPU_ENTRY_IDLE)
 		return false;
-	if (e->state == AIPU_L_ISSUING)
+	if (e->state == AIPU_ENTRY_ISSUING)
 		e->again = true;
 	return true;
 }
@@ -440,48 +444,48 @@ bool ltrack_meta_fast(struct aipu_ltracker *t, bool was_clean)
  * Need the probe ask whether a clean -> dirty transition of pages [start,
  * start + nr) is a declined write's (the page's dirty tag still set: a
  * walk of the mapping's xarray, a quarter of the probe's instructions,
- * docs/design.md §4)?  Only if ltrack_redirty() would treat it otherwise
- * than ltrack_pages(): when a page has a queued entry, which a redirtying
+ * docs/design.md §4)?  Only if aipu_queue_redirty() would treat it otherwise
+ * than aipu_queue_pages(): when a page has a queued entry, which a redirtying
  * keeps, or the flusher is writing the file (its declines are redirtied
  * before the batch comes back), or the file is bounded as a whole or being
  * freed.  Otherwise the two differ in the counters alone (pages_dirtied,
  * not pages_redirtied: a page dirtied before aipu was loaded, declined by
  * Linux's writeback).  Under @t's lock.
  */
-bool ltrack_may_redirty(struct aipu_ltracker *t, pgoff_t start,
-			unsigned long nr)
+bool aipu_queue_may_redirty(struct aipu_file *t, pgoff_t start,
+			    unsigned long nr)
 {
 	return t->users || t->draining || entry_queued(&t->whole) ||
-	       live_any(&t->q.live, start, nr);
+	       aipu_live_any(&t->q.live, start, nr);
 }
 
 /*
  * Pages [start, start + nr) were dirtied again without having been written:
  * a ->writepage declined them (folio_redirty_for_writepage()).  That is no
  * new first dirtying: a page with a queued entry keeps it (one the flusher
- * is writing comes back through ltrack_done_pages() still dirty, at its
+ * is writing comes back through aipu_queue_done_pages() still dirty, at its
  * time, and is counted in @t->declined: ->writepages counts it written);
  * only pages aipu never knew get @time.
  */
-void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		    pgoff_t start, unsigned long nr, unsigned long time)
+void aipu_queue_redirty(struct aipu_queue *tr, struct aipu_file *t,
+			pgoff_t start, unsigned long nr, unsigned long time)
 {
 	u64 dirtied = tr->st.pages_dirtied;
 	pgoff_t pos;
 
-	aipu_ltracker_lock(t);
+	aipu_file_lock(t);
 	tr->st.pages_redirtied += nr;
 	if (entry_queued(&t->whole) || t->draining)
 		pages_locked(tr, t, start, nr, time);
 	else
 		for (pos = start; pos < start + nr; pos++)
-			if (!live_test(&t->q.live, pos))
+			if (!aipu_live_test(&t->q.live, pos))
 				pages_locked(tr, t, pos, 1, time);
 			else if (t->users)
 				/* maybe of the batch out; read unlocked */
 				WRITE_ONCE(t->declined, t->declined + 1);
 	tr->st.pages_dirtied = dirtied;	/* no transitions of their own */
-	aipu_ltracker_unlock(t);
+	aipu_file_unlock(t);
 }
 
 /*
@@ -489,18 +493,18 @@ void ltrack_redirty(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * something first dirtied at @time (the inode's metadata into the block
  * device's pages): they inherit that age and are due in this pass.
  */
-static void inherit_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+static void inherit_locked(struct aipu_queue *tr, struct aipu_file *t,
 			   pgoff_t start, unsigned long nr, unsigned long time)
 {
-	aipu_ltracker_assert_held(t);
+	aipu_file_assert_held(t);
 	tr->st.pages_dirtied += nr;
 	if (entry_queued(&t->whole) || t->draining ||
-	    flog_inherit(&t->q, start, nr, time)) {
+	    aipu_flog_inherit(&t->q, start, nr, time)) {
 		account(tr, t);
 		whole_cover(tr, t, time);
-		if (t->whole.state == AIPU_L_RETRY)
-			t->whole.state = AIPU_L_WAITING;
-		if (t->whole.state == AIPU_L_WAITING)
+		if (t->whole.state == AIPU_ENTRY_RETRY)
+			t->whole.state = AIPU_ENTRY_WAITING;
+		if (t->whole.state == AIPU_ENTRY_WAITING)
 			make_due(tr, t, t->whole.time);
 		return;
 	}
@@ -508,12 +512,12 @@ static void inherit_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	make_due(tr, t, time);
 }
 
-void ltrack_inherit(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		    pgoff_t start, unsigned long nr, unsigned long time)
+void aipu_queue_inherit(struct aipu_queue *tr, struct aipu_file *t,
+			pgoff_t start, unsigned long nr, unsigned long time)
 {
-	aipu_ltracker_lock(t);
+	aipu_file_lock(t);
 	inherit_locked(tr, t, start, nr, time);
-	aipu_ltracker_unlock(t);
+	aipu_file_unlock(t);
 }
 
 /*
@@ -522,80 +526,80 @@ void ltrack_inherit(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * would.  Their own list, in time order: the expiry is not max_age_ms.  A
  * dirtying that finds them clean moves them to the tail.
  */
-static void times_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+static void times_locked(struct aipu_queue *tr, struct aipu_file *t,
 			 unsigned long time, bool was_clean)
 {
-	struct aipu_lentry *e = &t->times, *last;
+	struct aipu_entry *e = &t->times, *last;
 
-	aipu_ltracker_assert_held(t);
-	if (e->state == AIPU_L_ISSUING) {
+	aipu_file_assert_held(t);
+	if (e->state == AIPU_ENTRY_ISSUING) {
 		if (was_clean)
 			e->time = time;	/* written meanwhile: requeued at it */
 		e->again = true;
 		return;
 	}
-	if (e->state == AIPU_L_WAITING) {
+	if (e->state == AIPU_ENTRY_WAITING) {
 		if (!was_clean)
 			return;
 		list_del(&e->lru);
 	}
 	/* Dirty before we saw it: no earlier than the newest, to keep order. */
 	last = list_empty(&tr->times) ? NULL :
-	       list_last_entry(&tr->times, struct aipu_lentry, lru);
+	       list_last_entry(&tr->times, struct aipu_entry, lru);
 	if (last && time_before(time, last->time))
 		time = last->time;
 	e->time = time;
-	e->state = AIPU_L_WAITING;
+	e->state = AIPU_ENTRY_WAITING;
 	list_add_tail(&e->lru, &tr->times);
 }
 
-void ltrack_times(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		  unsigned long time, bool was_clean)
+void aipu_queue_times(struct aipu_queue *tr, struct aipu_file *t,
+		      unsigned long time, bool was_clean)
 {
-	aipu_ltracker_lock(t);
+	aipu_file_lock(t);
 	times_locked(tr, t, time, was_clean);
-	aipu_ltracker_unlock(t);
+	aipu_file_unlock(t);
 }
 
 /* The oldest timestamps dirtied at or before @cutoff, taken for writing. */
-struct aipu_lentry *ltrack_take_times(struct aipu_ltrack *tr,
-				      unsigned long cutoff)
+struct aipu_entry *aipu_queue_take_times(struct aipu_queue *tr,
+					 unsigned long cutoff)
 {
-	struct aipu_lentry *e = list_first_entry_or_null(&tr->times,
-							 struct aipu_lentry,
-							 lru);
+	struct aipu_entry *e = list_first_entry_or_null(&tr->times,
+							struct aipu_entry,
+							lru);
 
 	if (!e || time_after(e->time, cutoff))
 		return NULL;
-	aipu_ltracker_lock(e->t);
+	aipu_file_lock(e->t);
 	list_del_init(&e->lru);
 	e->t->users++;
-	e->state = AIPU_L_ISSUING;
-	aipu_ltracker_unlock(e->t);
+	e->state = AIPU_ENTRY_ISSUING;
+	aipu_file_unlock(e->t);
 	return e;
 }
 
 /* Still dirty after the flusher's try: back in time order. */
-static void requeue_times_locked(struct aipu_ltrack *tr, struct aipu_lentry *e)
+static void requeue_times_locked(struct aipu_queue *tr, struct aipu_entry *e)
 {
 	struct list_head *pos = tr->times.prev;
 
-	aipu_ltracker_assert_held(e->t);
-	if (e->t->dead || e->state != AIPU_L_ISSUING)
+	aipu_file_assert_held(e->t);
+	if (e->t->dead || e->state != AIPU_ENTRY_ISSUING)
 		return;
 	while (pos != &tr->times &&
-	       time_before(e->time, list_entry(pos, struct aipu_lentry,
+	       time_before(e->time, list_entry(pos, struct aipu_entry,
 					       lru)->time))
 		pos = pos->prev;
 	list_add(&e->lru, pos);
-	e->state = AIPU_L_WAITING;
+	e->state = AIPU_ENTRY_WAITING;
 }
 
-void ltrack_requeue_times(struct aipu_ltrack *tr, struct aipu_lentry *e)
+void aipu_queue_requeue_times(struct aipu_queue *tr, struct aipu_entry *e)
 {
-	aipu_ltracker_lock(e->t);
+	aipu_file_lock(e->t);
 	requeue_times_locked(tr, e);
-	aipu_ltracker_unlock(e->t);
+	aipu_file_unlock(e->t);
 }
 
 /*
@@ -603,7 +607,7 @@ void ltrack_requeue_times(struct aipu_ltrack *tr, struct aipu_lentry *e)
  * nothing is left.  @t is on the drain list, and its queue unused, until
  * then.
  */
-static bool drain(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+static bool drain(struct aipu_queue *tr, struct aipu_file *t,
 		  unsigned long *budget)
 {
 	bool done;
@@ -612,11 +616,11 @@ static bool drain(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		t->draining = true;
 		list_add_tail(&t->drain, &tr->drain);
 	}
-	done = flog_drop(&t->q, budget);
+	done = aipu_flog_drop(&t->q, budget);
 	if (done) {
 		list_del_init(&t->drain);
 		t->draining = false;
-		flog_init(&t->q);
+		aipu_flog_init(&t->q);
 	}
 	account(tr, t);
 	return done;
@@ -628,10 +632,10 @@ static bool drain(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * (counted down).  Returns true when done, false when the budget ran out:
  * call again after dropping the lock.
  */
-bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
-		 unsigned int *budget)
+bool aipu_queue_scan(struct aipu_queue *tr, unsigned long cutoff,
+		     unsigned int *budget)
 {
-	struct aipu_ltracker *t, *tmp;
+	struct aipu_file *t, *tmp;
 	unsigned int before;
 	unsigned long left;
 	LIST_HEAD(due);
@@ -639,25 +643,25 @@ bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
 
 	list_for_each_entry_safe(t, tmp, &tr->drain, drain) {
 		if (t->dead)
-			continue;	/* ltrack_kill() frees it */
+			continue;	/* aipu_queue_kill() frees it */
 		left = *budget;
-		aipu_ltracker_lock(t);
+		aipu_file_lock(t);
 		done = drain(tr, t, &left);
 		if (done)
 			requeue(tr, t);
-		aipu_ltracker_unlock(t);
+		aipu_file_unlock(t);
 		*budget = left;
 		if (!done)
 			return false;
 	}
 	tr->scan_cutoff = cutoff;
 	before = *budget;
-	done = wheel_due(&tr->wheel, cutoff, &due, budget);
+	done = aipu_wheel_due(&tr->wheel, cutoff, &due, budget);
 	tr->st.entries_scanned += before - *budget;
 	list_for_each_entry(t, &due, node.link) {
-		aipu_ltracker_lock(t);
-		t->where = AIPU_L_DUE;
-		aipu_ltracker_unlock(t);
+		aipu_file_lock(t);
+		t->where = AIPU_AT_DUE;
+		aipu_file_unlock(t);
 	}
 	list_splice_tail(&due, &tr->due);
 	return done;
@@ -668,41 +672,41 @@ bool ltrack_scan(struct aipu_ltrack *tr, unsigned long cutoff,
  * dirtied before @now), at most *@budget of them looked at; both count
  * down.  Returns the pages (and entries) moved.
  */
-unsigned long ltrack_stage(struct aipu_ltrack *tr, unsigned long now,
-			   unsigned int *files, unsigned int *budget)
+unsigned long aipu_queue_stage(struct aipu_queue *tr, unsigned long now,
+			       unsigned int *files, unsigned int *budget)
 {
 	struct aipu_wheel *w = &tr->wheel;
 	struct aipu_wheel_node *n;
-	struct aipu_ltracker *t;
+	struct aipu_file *t;
 	unsigned long moved = 0;
 	struct list_head *slot;
 	unsigned int s;
 
 	/*
 	 * Not the pages of this jiffy: dirtied again during their write, they
-	 * would have a second entry of the same time (see flog_done()).
+	 * would have a second entry of the same time (see aipu_flog_done()).
 	 */
 	tr->stage_cutoff = now;
 	for (s = 0; s <= w->nslots && *files && *budget; s++) {
-		slot = s ? wheel_slot(w, w->clock + (s - 1) * w->width) :
+		slot = s ? aipu_wheel_slot(w, w->clock + (s - 1) * w->width) :
 			   &w->late;
 		while (*files && *budget &&
 		       (n = list_first_entry_or_null(slot,
 						     struct aipu_wheel_node,
 						     link))) {
-			t = container_of(n, struct aipu_ltracker, node);
+			t = container_of(n, struct aipu_file, node);
 			(*files)--;
 			(*budget)--;
-			aipu_ltracker_lock(t);
-			wheel_del(w, n);
+			aipu_file_lock(t);
+			aipu_wheel_del(w, n);
 			list_add_tail(&n->link, &tr->due);
-			t->where = AIPU_L_DUE;
+			t->where = AIPU_AT_DUE;
 			t->staged = true;
 			moved += (t->draining ? 0 : t->q.log.pages +
 				  t->q.retry_pages) +
-				 (t->whole.state == AIPU_L_WAITING) +
-				 (t->meta.state == AIPU_L_WAITING);
-			aipu_ltracker_unlock(t);
+				 (t->whole.state == AIPU_ENTRY_WAITING) +
+				 (t->meta.state == AIPU_ENTRY_WAITING);
+			aipu_file_unlock(t);
 		}
 	}
 	tr->st.pages_staged += moved;
@@ -710,12 +714,12 @@ unsigned long ltrack_stage(struct aipu_ltrack *tr, unsigned long now,
 }
 
 /* Something of @t is due at @cutoff. */
-static bool file_due(const struct aipu_ltracker *t, unsigned long cutoff)
+static bool file_due(const struct aipu_file *t, unsigned long cutoff)
 {
 	unsigned long time;
 
 	return entry_due(&t->whole, cutoff) || entry_due(&t->meta, cutoff) ||
-	       (!t->draining && flog_oldest(&t->q, &time) &&
+	       (!t->draining && aipu_flog_oldest(&t->q, &time) &&
 		time_before(time, cutoff));
 }
 
@@ -723,9 +727,9 @@ static bool file_due(const struct aipu_ltracker *t, unsigned long cutoff)
  * @t leaves the due list once nothing of it is due at @cutoff, the take's,
  * or at phase 1's if that is later: a paced pass found it due within the
  * period, and the flusher takes the rest as it comes due, waiting for the
- * file's next time (kept here, for ltrack_next_time()).
+ * file's next time (kept here, for aipu_queue_next_time()).
  */
-static void leave_if_done(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+static void leave_if_done(struct aipu_queue *tr, struct aipu_file *t,
 			  unsigned long cutoff)
 {
 	unsigned long time;
@@ -738,21 +742,21 @@ static void leave_if_done(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 		return;
 	}
 	list_del_init(&t->node.link);
-	t->where = AIPU_L_NOWHERE;
+	t->where = AIPU_AT_NOWHERE;
 	t->staged = false;
 	requeue(tr, t);
 }
 
-/* The first due file's pages into @b, as many as fit: one flog_take(). */
-static void take_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		       unsigned long cutoff, struct aipu_lbatch *b)
+/* The first due file's pages into @b, as many as fit: one aipu_flog_take(). */
+static void take_pages(struct aipu_queue *tr, struct aipu_file *t,
+		       unsigned long cutoff, struct aipu_batch *b)
 {
 	unsigned long out = 0;
 	unsigned int i;
 
 	if (!t->draining)
-		b->n = flog_take(&t->q, cutoff, b->x, AIPU_LBATCH_MAX,
-				 b->max_pages ? b->max_pages :
+		b->n = aipu_flog_take(&t->q, cutoff, b->x, AIPU_BATCH_MAX,
+				      b->max_pages ? b->max_pages :
 						AIPU_FLOG_TAKE_PAGES);
 	account(tr, t);
 	leave_if_done(tr, t, cutoff);
@@ -779,28 +783,28 @@ static void take_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 /*
  * Phase 2: from the first due file, dirtied before @cutoff (a staged file:
  * everything), its whole-file or metadata entry (returned; hand it back
- * with ltrack_done_entry()), or else a batch of its extents in @b (NULL
- * returned, @b->t set: merge them with flog_merge() outside the lock, hand
- * each back with ltrack_done_pages(), then call ltrack_put(@b->t)).  NULL
- * with @b->t NULL and @b->again false: nothing is left; with @b->again, a
+ * with aipu_queue_done_entry()), or else a batch of its extents in @b (NULL
+ * returned, @b->t set: merge them with aipu_flog_merge() outside the lock, hand
+ * each back with aipu_queue_done_pages(), then call aipu_queue_put(@b->t)).
+ * NULL with @b->t NULL and @b->again false: nothing is left; with @b->again, a
  * hold went on stale entries only: call again (after dropping the lock).
  * @b->max_pages, the caller's, bounds the pages of a batch (0: no bound of
  * its own).
  */
-struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
-				struct aipu_lbatch *b)
+struct aipu_entry *aipu_queue_take(struct aipu_queue *tr, unsigned long cutoff,
+				   struct aipu_batch *b)
 {
-	struct aipu_ltracker *t = list_first_entry_or_null(&tr->due,
-							   struct aipu_ltracker,
-							   node.link);
-	struct aipu_lentry *e = NULL;
+	struct aipu_file *t = list_first_entry_or_null(&tr->due,
+						       struct aipu_file,
+						       node.link);
+	struct aipu_entry *e = NULL;
 
 	b->t = NULL;
 	b->n = 0;
 	b->again = false;
 	if (!t)
 		return NULL;
-	aipu_ltracker_lock(t);
+	aipu_file_lock(t);
 	if (t->staged)
 		cutoff = tr->stage_cutoff;
 	if (entry_due(&t->whole, cutoff))
@@ -808,13 +812,13 @@ struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
 	else if (entry_due(&t->meta, cutoff))
 		e = &t->meta;
 	if (e) {
-		e->state = AIPU_L_ISSUING;
+		e->state = AIPU_ENTRY_ISSUING;
 		t->users++;
 		leave_if_done(tr, t, cutoff);
 	} else {
 		take_pages(tr, t, cutoff, b);
 	}
-	aipu_ltracker_unlock(t);
+	aipu_file_unlock(t);
 	return e;
 }
 
@@ -825,14 +829,14 @@ struct aipu_lentry *ltrack_take(struct aipu_ltrack *tr, unsigned long cutoff,
  * bounded as a whole meanwhile, or being drained, keeps them under its
  * whole-file entry, no later than @time.
  */
-static void done_pages_locked(struct aipu_ltrack *tr,
-			      struct aipu_ltracker *t, pgoff_t index,
+static void done_pages_locked(struct aipu_queue *tr,
+			      struct aipu_file *t, pgoff_t index,
 			      unsigned long nr, unsigned long time,
 			      bool still_dirty)
 {
 	unsigned long back = min(nr, t->out_pages);
 
-	aipu_ltracker_assert_held(t);
+	aipu_file_assert_held(t);
 	t->out_pages -= back;
 	tr->out_pages -= min(back, tr->out_pages);
 	if (t->dead) {
@@ -841,39 +845,39 @@ static void done_pages_locked(struct aipu_ltrack *tr,
 	}
 	if (still_dirty)
 		tr->st.pages_retried += nr;
-	if (t->draining || t->whole.state != AIPU_L_IDLE) {
+	if (t->draining || t->whole.state != AIPU_ENTRY_IDLE) {
 		if (!t->draining)
-			flog_done(&t->q, index, nr, time, false);
+			aipu_flog_done(&t->q, index, nr, time, false);
 		account(tr, t);
 		if (still_dirty)
 			whole_cover(tr, t, time);
 		return;
 	}
-	if (flog_done(&t->q, index, nr, time, still_dirty))
+	if (aipu_flog_done(&t->q, index, nr, time, still_dirty))
 		whole_cover(tr, t, time);
 	account(tr, t);
-	if (flog_retried(&t->q) && list_empty(&t->retried))
+	if (aipu_flog_retried(&t->q) && list_empty(&t->retried))
 		list_add_tail(&t->retried, &tr->retried);
 }
 
-void ltrack_done_pages(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		       pgoff_t index, unsigned long nr, unsigned long time,
-		       bool still_dirty)
+void aipu_queue_done_pages(struct aipu_queue *tr, struct aipu_file *t,
+			   pgoff_t index, unsigned long nr, unsigned long time,
+			   bool still_dirty)
 {
-	aipu_ltracker_lock(t);
+	aipu_file_lock(t);
 	done_pages_locked(tr, t, index, nr, time, still_dirty);
-	aipu_ltracker_unlock(t);
+	aipu_file_unlock(t);
 }
 
 /*
  * Collect [index, index + nr) of a batch for the hand-back; @flush takes the
- * lock and calls ltrack_handback() each time the collection holds a hold's
+ * lock and calls aipu_queue_handback() each time the collection holds a hold's
  * worth (AIPU_HANDBACK_MAX stretches or AIPU_HANDBACK_PAGES pages), so no
  * hold grows with the batch.
  */
-void ltrack_handback_add(struct aipu_handback *h, pgoff_t index,
-			 unsigned long nr, unsigned long time, bool dirty,
-			 void (*flush)(struct aipu_handback *h))
+void aipu_queue_handback_add(struct aipu_handback *h, pgoff_t index,
+			     unsigned long nr, unsigned long time, bool dirty,
+			     void (*flush)(struct aipu_handback *h))
 {
 	unsigned long part;
 
@@ -893,37 +897,37 @@ void ltrack_handback_add(struct aipu_handback *h, pgoff_t index,
 }
 
 /* The collection back to its file's queue, and emptied.  Lock held. */
-void ltrack_handback(struct aipu_ltrack *tr, struct aipu_handback *h)
+void aipu_queue_handback(struct aipu_queue *tr, struct aipu_handback *h)
 {
 	unsigned int i;
 
-	aipu_ltracker_lock(h->t);
+	aipu_file_lock(h->t);
 	for (i = 0; i < h->n; i++)
 		done_pages_locked(tr, h->t, h->s[i].index, h->s[i].nr,
 				  h->s[i].time, h->s[i].dirty);
-	aipu_ltracker_unlock(h->t);
+	aipu_file_unlock(h->t);
 	h->n = 0;
 	h->pages = 0;
 }
 
 /* The embedded entry @e, being written, needs another try: next pass. */
-static void requeue_entry_locked(struct aipu_ltrack *tr, struct aipu_lentry *e)
+static void requeue_entry_locked(struct aipu_queue *tr, struct aipu_entry *e)
 {
-	struct aipu_ltracker *t = e->t;
+	struct aipu_file *t = e->t;
 
-	aipu_ltracker_assert_held(t);
-	if (!t->dead && e->state == AIPU_L_ISSUING) {
-		e->state = AIPU_L_RETRY;
+	aipu_file_assert_held(t);
+	if (!t->dead && e->state == AIPU_ENTRY_ISSUING) {
+		e->state = AIPU_ENTRY_RETRY;
 		if (list_empty(&t->retried))
 			list_add_tail(&t->retried, &tr->retried);
 	}
 }
 
-void ltrack_requeue_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
+void aipu_queue_requeue_entry(struct aipu_queue *tr, struct aipu_entry *e)
 {
-	aipu_ltracker_lock(e->t);
+	aipu_file_lock(e->t);
 	requeue_entry_locked(tr, e);
-	aipu_ltracker_unlock(e->t);
+	aipu_file_unlock(e->t);
 }
 
 /*
@@ -934,13 +938,13 @@ void ltrack_requeue_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
  * write-through); with none seen, what stayed dirty (a page under
  * writeback, skipped) keeps its old time.
  */
-void ltrack_requeue_whole_since(struct aipu_ltrack *tr, struct aipu_lentry *e)
+void aipu_queue_requeue_whole_since(struct aipu_queue *tr, struct aipu_entry *e)
 {
-	aipu_ltracker_lock(e->t);
-	if (e->again && e->state == AIPU_L_ISSUING)
+	aipu_file_lock(e->t);
+	if (e->again && e->state == AIPU_ENTRY_ISSUING)
 		e->time = e->again_time;
 	requeue_entry_locked(tr, e);
-	aipu_ltracker_unlock(e->t);
+	aipu_file_unlock(e->t);
 }
 
 /*
@@ -949,44 +953,45 @@ void ltrack_requeue_whole_since(struct aipu_ltrack *tr, struct aipu_lentry *e)
  * later, as refused page runs are (src/issue.c); a dirtying seen while it
  * was out is refused the same way.
  */
-void ltrack_requeue_whole_refused(struct aipu_ltrack *tr,
-				  struct aipu_lentry *e, unsigned long time)
+void aipu_queue_requeue_whole_refused(struct aipu_queue *tr,
+				      struct aipu_entry *e, unsigned long time)
 {
-	aipu_ltracker_lock(e->t);
-	if (e->state == AIPU_L_ISSUING && time_after(time, e->time))
+	aipu_file_lock(e->t);
+	if (e->state == AIPU_ENTRY_ISSUING && time_after(time, e->time))
 		e->time = time;
 	e->again = false;
 	requeue_entry_locked(tr, e);
-	aipu_ltracker_unlock(e->t);
+	aipu_file_unlock(e->t);
 }
 
-static void tracker_unhash(struct aipu_ltrack *tr, struct aipu_ltracker *t)
+static void tracker_unhash(struct aipu_queue *tr, struct aipu_file *t)
 {
 	if (!t->hashed)
 		return;
 	t->hashed = false;
-	aipu_ltracker_remove(t);
+	aipu_file_remove(t);
 	list_del_init(&t->link);
 	tr->st.trackers--;
 }
 
 /* Nothing queued, nothing held: the tracker can go. */
-static bool finished(const struct aipu_ltracker *t)
+static bool finished(const struct aipu_file *t)
 {
-	return t->where == AIPU_L_NOWHERE && !t->draining &&
-	       list_empty(&t->retried) && flog_empty(&t->q) &&
+	return t->where == AIPU_AT_NOWHERE && !t->draining &&
+	       list_empty(&t->retried) && aipu_flog_empty(&t->q) &&
 	       !t->q.live.nr_chunks && !t->q.live.nr_moved &&
-	       t->whole.state == AIPU_L_IDLE && t->meta.state == AIPU_L_IDLE &&
-	       t->times.state == AIPU_L_IDLE;
+	       t->whole.state == AIPU_ENTRY_IDLE &&
+	       t->meta.state == AIPU_ENTRY_IDLE &&
+	       t->times.state == AIPU_ENTRY_IDLE;
 }
 
 /*
  * A batch or entry of @t is handed back: true if @t is finished and
  * unhashed, for the caller to free once it has dropped @t's lock.
  */
-static bool put_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t)
+static bool put_locked(struct aipu_queue *tr, struct aipu_file *t)
 {
-	aipu_ltracker_assert_held(t);
+	aipu_file_assert_held(t);
 	if (--t->users)
 		return false;
 	/*
@@ -1004,15 +1009,15 @@ static bool put_locked(struct aipu_ltrack *tr, struct aipu_ltracker *t)
 	return true;
 }
 
-void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t)
+void aipu_queue_put(struct aipu_queue *tr, struct aipu_file *t)
 {
 	bool free;
 
-	aipu_ltracker_lock(t);
+	aipu_file_lock(t);
 	free = put_locked(tr, t);
-	aipu_ltracker_unlock(t);
+	aipu_file_unlock(t);
 	if (free)
-		aipu_ltracker_free(t);
+		aipu_file_free(t);
 }
 
 /*
@@ -1021,27 +1026,28 @@ void ltrack_put(struct aipu_ltrack *tr, struct aipu_ltracker *t)
  * tag, I_DIRTY_INODE, I_DIRTY_TIME) may have come before, so it is put
  * back as if the flusher had seen that: early at worst, never lost.
  */
-void ltrack_done_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
+void aipu_queue_done_entry(struct aipu_queue *tr, struct aipu_entry *e)
 {
-	struct aipu_ltracker *t = e->t;
+	struct aipu_file *t = e->t;
 	bool free;
 
-	aipu_ltracker_lock(t);
-	if (e->again && e->kind == AIPU_L_TIMES) {
+	aipu_file_lock(t);
+	if (e->again && e->kind == AIPU_ENTRY_TIMES) {
 		requeue_times_locked(tr, e);
 	} else if (e->again) {
 		/* Written clean since: what is dirty now came later. */
-		if (e->kind == AIPU_L_WHOLE && e->state == AIPU_L_ISSUING)
+		if (e->kind == AIPU_ENTRY_WHOLE &&
+		    e->state == AIPU_ENTRY_ISSUING)
 			e->time = e->again_time;
 		requeue_entry_locked(tr, e);
 	}
 	e->again = false;
-	if (e->state == AIPU_L_ISSUING)
-		e->state = AIPU_L_IDLE;
+	if (e->state == AIPU_ENTRY_ISSUING)
+		e->state = AIPU_ENTRY_IDLE;
 	free = put_locked(tr, t);
-	aipu_ltracker_unlock(t);
+	aipu_file_unlock(t);
 	if (free)
-		aipu_ltracker_free(t);
+		aipu_file_free(t);
 }
 
 /*
@@ -1053,49 +1059,49 @@ void ltrack_done_entry(struct aipu_ltrack *tr, struct aipu_lentry *e)
  * back every page it took): returns true when done, false to be called
  * again after dropping the lock.
  */
-bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget)
+bool aipu_queue_end_pass(struct aipu_queue *tr, unsigned int *budget)
 {
-	struct aipu_ltracker *t, *tmp;
+	struct aipu_file *t, *tmp;
 
 	list_for_each_entry_safe(t, tmp, &tr->due, node.link) {
 		if (!*budget)
 			return false;
 		(*budget)--;
-		aipu_ltracker_lock(t);
-		tr->st.pages_deferred += (t->draining ? 0 : t->q.log.pages +
-					  t->q.retry_pages) +
-					 (t->whole.state == AIPU_L_WAITING) +
-					 (t->meta.state == AIPU_L_WAITING);
+		aipu_file_lock(t);
+		tr->st.pages_deferred +=
+			(t->draining ? 0 : t->q.log.pages + t->q.retry_pages) +
+			(t->whole.state == AIPU_ENTRY_WAITING) +
+			(t->meta.state == AIPU_ENTRY_WAITING);
 		list_del_init(&t->node.link);
-		t->where = AIPU_L_NOWHERE;
+		t->where = AIPU_AT_NOWHERE;
 		t->staged = false;
 		requeue(tr, t);
-		aipu_ltracker_unlock(t);
+		aipu_file_unlock(t);
 	}
 	list_for_each_entry_safe(t, tmp, &tr->retried, retried) {
 		if (!*budget)
 			return false;
-		aipu_ltracker_lock(t);
+		aipu_file_lock(t);
 		/* Each retry moved counts, then the file (if budget is left). */
-		if (!t->draining && !flog_end_pass(&t->q, budget)) {
-			aipu_ltracker_unlock(t);
+		if (!t->draining && !aipu_flog_end_pass(&t->q, budget)) {
+			aipu_file_unlock(t);
 			return false;
 		}
 		if (*budget)
 			(*budget)--;
 		list_del_init(&t->retried);
 		account(tr, t);
-		if (t->whole.state == AIPU_L_RETRY)
-			t->whole.state = AIPU_L_WAITING;
-		if (t->meta.state == AIPU_L_RETRY)
-			t->meta.state = AIPU_L_WAITING;
+		if (t->whole.state == AIPU_ENTRY_RETRY)
+			t->whole.state = AIPU_ENTRY_WAITING;
+		if (t->meta.state == AIPU_ENTRY_RETRY)
+			t->meta.state = AIPU_ENTRY_WAITING;
 		requeue(tr, t);
-		aipu_ltracker_unlock(t);
+		aipu_file_unlock(t);
 	}
 	return true;
 }
 
-/* Late-list nodes ltrack_oldest() looks at, at most. */
+/* Late-list nodes aipu_queue_oldest() looks at, at most. */
 #define AIPU_OLDEST_LATE 64
 
 /*
@@ -1107,11 +1113,11 @@ bool ltrack_end_pass(struct aipu_ltrack *tr, unsigned int *budget)
  * scale times its worst case): for `stat`, not for a bound (the shrinker
  * and the park use the file's own times).
  */
-bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time)
+bool aipu_queue_oldest(struct aipu_queue *tr, unsigned long *time)
 {
-	struct aipu_ltracker *t = list_first_entry_or_null(&tr->due,
-							   struct aipu_ltracker,
-							   node.link);
+	struct aipu_file *t = list_first_entry_or_null(&tr->due,
+						       struct aipu_file,
+						       node.link);
 	struct aipu_wheel_node *n;
 	unsigned long first;
 	unsigned int late = 0;
@@ -1126,7 +1132,7 @@ bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time)
 			break;
 		older(n->time, time, &found);
 	}
-	if (wheel_first(&tr->wheel, &first))
+	if (aipu_wheel_first(&tr->wheel, &first))
 		older(first, time, &found);
 	return found;
 }
@@ -1136,7 +1142,7 @@ bool ltrack_oldest(struct aipu_ltrack *tr, unsigned long *time)
  * this pass's retries, its entries, and a batch the flusher holds (whose
  * pages may be put back).  @now if none.
  */
-static unsigned long file_oldest(const struct aipu_ltracker *t,
+static unsigned long file_oldest(const struct aipu_file *t,
 				 unsigned long now)
 {
 	unsigned long oldest = now;
@@ -1157,11 +1163,11 @@ static unsigned long file_oldest(const struct aipu_ltracker *t,
 }
 
 /* First-dirty time of what phase 2 takes next, false if nothing. */
-bool ltrack_next_time(struct aipu_ltrack *tr, unsigned long *time)
+bool aipu_queue_next_time(struct aipu_queue *tr, unsigned long *time)
 {
-	struct aipu_ltracker *t = list_first_entry_or_null(&tr->due,
-							   struct aipu_ltracker,
-							   node.link);
+	struct aipu_file *t = list_first_entry_or_null(&tr->due,
+						       struct aipu_file,
+						       node.link);
 
 	if (t)
 		*time = t->node.time;
@@ -1169,7 +1175,7 @@ bool ltrack_next_time(struct aipu_ltrack *tr, unsigned long *time)
 }
 
 /* Nothing waits to be written. */
-bool ltrack_idle(struct aipu_ltrack *tr)
+bool aipu_queue_idle(struct aipu_queue *tr)
 {
 	return !tr->wheel.nodes && list_empty(&tr->due) &&
 	       list_empty(&tr->times) && list_empty(&tr->retried);
@@ -1181,20 +1187,20 @@ bool ltrack_idle(struct aipu_ltrack *tr)
  * at most @budget objects a call.  Returns the objects freed; the caller
  * calls again while that is @budget, and phase 1 finishes what it leaves.
  */
-static unsigned long whole_drain_locked(struct aipu_ltrack *tr,
-					struct aipu_ltracker *t,
+static unsigned long whole_drain_locked(struct aipu_queue *tr,
+					struct aipu_file *t,
 					unsigned long time,
 					unsigned long budget)
 {
 	unsigned long left = budget;
 
-	aipu_ltracker_assert_held(t);
-	if (t->dead || t->whole.state == AIPU_L_ISSUING)
+	aipu_file_assert_held(t);
+	if (t->dead || t->whole.state == AIPU_ENTRY_ISSUING)
 		return 0;	/* its walk may be past a page we would free */
 	if (!t->draining) {
 		/* It stands for pages that may be due in this pass. */
-		if (t->whole.state == AIPU_L_RETRY)
-			t->whole.state = AIPU_L_WAITING;
+		if (t->whole.state == AIPU_ENTRY_RETRY)
+			t->whole.state = AIPU_ENTRY_WAITING;
 		whole_cover(tr, t, file_oldest(t, time));
 	}
 	drain(tr, t, &left);
@@ -1202,21 +1208,21 @@ static unsigned long whole_drain_locked(struct aipu_ltrack *tr,
 	return budget - left;
 }
 
-static unsigned long whole_drain(struct aipu_ltrack *tr,
-				 struct aipu_ltracker *t, unsigned long time,
+static unsigned long whole_drain(struct aipu_queue *tr,
+				 struct aipu_file *t, unsigned long time,
 				 unsigned long budget)
 {
 	unsigned long ret;
 
-	aipu_ltracker_lock(t);
+	aipu_file_lock(t);
 	ret = whole_drain_locked(tr, t, time, budget);
-	aipu_ltracker_unlock(t);
+	aipu_file_unlock(t);
 	return ret;
 }
 
 /* Memory pressure (the shrinker): give back @t's queue. */
-unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-			     unsigned long budget, unsigned long now)
+unsigned long aipu_queue_degrade(struct aipu_queue *tr, struct aipu_file *t,
+				 unsigned long budget, unsigned long now)
 {
 	return whole_drain(tr, t, now, budget);
 }
@@ -1226,8 +1232,8 @@ unsigned long ltrack_degrade(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * its pages dirtied at @time are already late: rather than put them back
  * every period, bound the file as a whole.
  */
-unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-			  unsigned long time, unsigned long budget)
+unsigned long aipu_queue_park(struct aipu_queue *tr, struct aipu_file *t,
+			      unsigned long time, unsigned long budget)
 {
 	return whole_drain(tr, t, time, budget);
 }
@@ -1239,22 +1245,22 @@ unsigned long ltrack_park(struct aipu_ltrack *tr, struct aipu_ltracker *t,
  * first call nobody can find @t and nothing is added to it; it stays
  * allocated until the flusher lets go of it too.
  */
-bool ltrack_kill(struct aipu_ltrack *tr, struct aipu_ltracker *t,
-		 unsigned long budget)
+bool aipu_queue_kill(struct aipu_queue *tr, struct aipu_file *t,
+		     unsigned long budget)
 {
 	bool done, free = false;
 
-	aipu_ltracker_lock(t);
+	aipu_file_lock(t);
 	if (!t->dead) {
-		if (t->times.state == AIPU_L_WAITING)
+		if (t->times.state == AIPU_ENTRY_WAITING)
 			list_del_init(&t->times.lru);
-		if (t->whole.state != AIPU_L_ISSUING)
-			t->whole.state = AIPU_L_IDLE;
-		if (t->meta.state != AIPU_L_ISSUING)
-			t->meta.state = AIPU_L_IDLE;
-		if (t->times.state != AIPU_L_ISSUING)
-			t->times.state = AIPU_L_IDLE;
-		if (t->where != AIPU_L_NOWHERE)
+		if (t->whole.state != AIPU_ENTRY_ISSUING)
+			t->whole.state = AIPU_ENTRY_IDLE;
+		if (t->meta.state != AIPU_ENTRY_ISSUING)
+			t->meta.state = AIPU_ENTRY_IDLE;
+		if (t->times.state != AIPU_ENTRY_ISSUING)
+			t->times.state = AIPU_ENTRY_IDLE;
+		if (t->where != AIPU_AT_NOWHERE)
 			unlink_node(tr, t);
 		list_del_init(&t->retried);
 		tracker_unhash(tr, t);
@@ -1264,8 +1270,8 @@ bool ltrack_kill(struct aipu_ltrack *tr, struct aipu_ltracker *t,
 	done = drain(tr, t, &budget);
 	if (done)
 		free = put_locked(tr, t);
-	aipu_ltracker_unlock(t);
+	aipu_file_unlock(t);
 	if (free)
-		aipu_ltracker_free(t);
+		aipu_file_free(t);
 	return done;
 }

@@ -11,7 +11,7 @@
 
 #include "aipu_live.h"
 
-void live_init(struct aipu_live *l)
+void aipu_live_init(struct aipu_live *l)
 {
 	l->chunks = RB_ROOT;
 	l->hint = NULL;
@@ -64,7 +64,7 @@ static void dir_make(struct aipu_live *l, pgoff_t base)
 		}
 	}
 	for (n = first; n && chunk_of(n)->base <= end; n = rb_next(n))
-		*live_dir_slot(l, chunk_of(n)->base) = chunk_of(n);
+		*aipu_live_dir_slot(l, chunk_of(n)->base) = chunk_of(n);
 }
 
 /* The chunk at @base in the tree, made (and linked) if @make. */
@@ -107,12 +107,12 @@ static struct aipu_live_chunk *chunk_find(struct aipu_live *l, pgoff_t index,
 					  bool make)
 {
 	pgoff_t base = chunk_base(index);
-	struct aipu_live_chunk *c = live_chunk_near(l, index), **slot;
+	struct aipu_live_chunk *c = aipu_live_chunk_near(l, index), **slot;
 	unsigned long had = l->nr_chunks;
 
 	if (c)
 		return c;
-	slot = live_dir_slot(l, base);
+	slot = aipu_live_dir_slot(l, base);
 	if (slot && !make)
 		return NULL;	/* the window's slot says: none */
 	c = tree_find(l, base, make);
@@ -127,7 +127,7 @@ static struct aipu_live_chunk *chunk_find(struct aipu_live *l, pgoff_t index,
 
 static void chunk_free(struct aipu_live *l, struct aipu_live_chunk *c)
 {
-	struct aipu_live_chunk **slot = live_dir_slot(l, c->base);
+	struct aipu_live_chunk **slot = aipu_live_dir_slot(l, c->base);
 
 	rb_erase(&c->node, &l->chunks);
 	if (l->hint == c)
@@ -202,15 +202,15 @@ static void moved_del(struct aipu_live *l, struct aipu_moved *m)
  * caller must bound the page some other way (the whole-file run), as the
  * older entry may be the one the flusher is writing and about to finish.
  */
-int live_dirty(struct aipu_live *l, pgoff_t index, unsigned long time)
+int aipu_live_dirty(struct aipu_live *l, pgoff_t index, unsigned long time)
 {
 	struct aipu_live_chunk *c = chunk_find(l, index, true);
 	int err;
 
 	if (!c)
 		return -ENOMEM;
-	if (!live_chunk_test(c, index)) {
-		live_chunk_set(l, c, index);
+	if (!aipu_live_chunk_test(c, index)) {
+		aipu_live_chunk_set(l, c, index);
 		return AIPU_LIVE_NEW;
 	}
 	err = moved_set(l, index, time);
@@ -238,7 +238,7 @@ static bool chunk_any(const struct aipu_live_chunk *c, unsigned int from,
  * Has any page of [@index, @index + @nr) an entry not yet processed?  A
  * large folio's pages are one range: a chunk looked up once, not a page.
  */
-bool live_any(struct aipu_live *l, pgoff_t index, unsigned long nr)
+bool aipu_live_any(struct aipu_live *l, pgoff_t index, unsigned long nr)
 {
 	pgoff_t end = index + nr;
 
@@ -255,13 +255,13 @@ bool live_any(struct aipu_live *l, pgoff_t index, unsigned long nr)
 }
 
 /* Is page @index in the moved map: dirtied again while an entry was queued? */
-bool live_is_moved(struct aipu_live *l, pgoff_t index)
+bool aipu_live_is_moved(struct aipu_live *l, pgoff_t index)
 {
 	return !RB_EMPTY_ROOT(&l->moved) && moved_find(l, index);
 }
 
 /* Does page @index have an entry not yet processed? */
-bool live_test(struct aipu_live *l, pgoff_t index)
+bool aipu_live_test(struct aipu_live *l, pgoff_t index)
 {
 	struct aipu_live_chunk *c = chunk_find(l, index, false);
 
@@ -274,7 +274,7 @@ bool live_test(struct aipu_live *l, pgoff_t index)
  * entry, to be written now.  From here a dirtying of the page, even in the
  * same jiffy, is a newer entry.
  */
-bool live_take(struct aipu_live *l, pgoff_t index, unsigned long time)
+bool aipu_live_take(struct aipu_live *l, pgoff_t index, unsigned long time)
 {
 	struct aipu_moved *m;
 
@@ -290,11 +290,11 @@ bool live_take(struct aipu_live *l, pgoff_t index, unsigned long time)
 }
 
 /*
- * Done with the live entry live_take() gave of page @index: written or
+ * Done with the live entry aipu_live_take() gave of page @index: written or
  * found clean, or (@still_dirty) put back at its time.  A newer entry made
  * meanwhile keeps the page live.
  */
-void live_done(struct aipu_live *l, pgoff_t index, bool still_dirty)
+void aipu_live_done(struct aipu_live *l, pgoff_t index, bool still_dirty)
 {
 	struct aipu_live_chunk *c;
 	unsigned int bit = index % AIPU_LIVE_CHUNK_PAGES;
@@ -332,11 +332,11 @@ static unsigned int chunk_clear(struct aipu_live_chunk *c, unsigned int from,
 }
 
 /*
- * live_done() for pages [index, index + nr), none still dirty: a word at a
+ * aipu_live_done() for pages [index, index + nr), none still dirty: a word at a
  * time when no page is in the moved map (the hand-back of a long
  * sequential extent costs its words, not its pages), else a page at a time.
  */
-void live_done_range(struct aipu_live *l, pgoff_t index, unsigned long nr)
+void aipu_live_done_range(struct aipu_live *l, pgoff_t index, unsigned long nr)
 {
 	pgoff_t end = index + nr, base, stop;
 	struct aipu_live_chunk *c;
@@ -344,7 +344,7 @@ void live_done_range(struct aipu_live *l, pgoff_t index, unsigned long nr)
 
 	if (!RB_EMPTY_ROOT(&l->moved)) {
 		for (; index < end; index++)
-			live_done(l, index, false);
+			aipu_live_done(l, index, false);
 		return;
 	}
 	for (; index < end; index = stop) {
@@ -366,7 +366,7 @@ void live_done_range(struct aipu_live *l, pgoff_t index, unsigned long nr)
  * most *@budget chunks and moved entries (counted down).  Returns true once
  * nothing is held; until then call again, and use @l for nothing else.
  */
-bool live_drop(struct aipu_live *l, unsigned long *budget)
+bool aipu_live_drop(struct aipu_live *l, unsigned long *budget)
 {
 	struct rb_node *n;
 

@@ -11,7 +11,7 @@
 
 const unsigned int aipu_seg_bytes[AIPU_SEG_CLASSES] = { 64, 512, 4096 };
 
-void log_init(struct aipu_log *l)
+void aipu_log_init(struct aipu_log *l)
 {
 	l->head = NULL;
 	l->tail = NULL;
@@ -22,15 +22,15 @@ void log_init(struct aipu_log *l)
 }
 
 /* Every segment in the log holds an entry not taken yet. */
-bool log_empty(const struct aipu_log *l)
+bool aipu_log_empty(const struct aipu_log *l)
 {
 	return !l->head;
 }
 
 /* First-dirty time of the oldest entry; the log must not be empty. */
-unsigned long log_oldest(const struct aipu_log *l)
+unsigned long aipu_log_oldest(const struct aipu_log *l)
 {
-	return l->head->base + log_e_dt(l->head->e[l->pos]);
+	return l->head->base + aipu_log_e_dt(l->head->e[l->pos]);
 }
 
 /*
@@ -44,12 +44,14 @@ static unsigned int extend(struct aipu_log *l, pgoff_t index,
 	unsigned int n;
 	u64 *last;
 
-	if (!s || !log_continues(l, s, index, time - s->base))
+	if (!s || !aipu_log_continues(l, s, index, time - s->base))
 		return 0;
 	last = &s->e[s->n - 1];
-	n = min_t(unsigned long, nr, AIPU_LOG_LEN_MAX - log_e_nr(*last));
+	n = min_t(unsigned long, nr, AIPU_LOG_LEN_MAX - aipu_log_e_nr(*last));
 	if (n)
-		*last = log_entry(log_e_index(*last), log_e_nr(*last) + n, log_e_dt(*last));
+		*last = aipu_log_entry(aipu_log_e_index(*last),
+				       aipu_log_e_nr(*last) + n,
+				       aipu_log_e_dt(*last));
 	return n;
 }
 
@@ -98,7 +100,7 @@ static long append_one(struct aipu_log *l, pgoff_t index, unsigned long nr,
 			return -ENOMEM;
 	}
 	n = min_t(unsigned long, nr, AIPU_LOG_LEN_MAX);
-	s->e[s->n++] = log_entry(index, n, time - s->base);
+	s->e[s->n++] = aipu_log_entry(index, n, time - s->base);
 	return n;
 }
 
@@ -108,8 +110,8 @@ static long append_one(struct aipu_log *l, pgoff_t index, unsigned long nr,
  * segment could not be had: the pages before the failing one are in the
  * log, the rest are the caller's to bound some other way.
  */
-int log_append(struct aipu_log *l, pgoff_t index, unsigned long nr,
-	       unsigned long time)
+int aipu_log_append(struct aipu_log *l, pgoff_t index, unsigned long nr,
+		    unsigned long time)
 {
 	long n;
 
@@ -144,16 +146,16 @@ static void head_free(struct aipu_log *l)
 }
 
 /* The oldest entry not taken, without taking it; false if the log is empty. */
-bool log_peek(const struct aipu_log *l, struct aipu_extent *x)
+bool aipu_log_peek(const struct aipu_log *l, struct aipu_extent *x)
 {
 	u64 e;
 
 	if (!l->head)
 		return false;
 	e = l->head->e[l->pos];
-	x->index = log_e_index(e);
-	x->nr = log_e_nr(e);
-	x->time = l->head->base + log_e_dt(e);
+	x->index = aipu_log_e_index(e);
+	x->nr = aipu_log_e_nr(e);
+	x->time = l->head->base + aipu_log_e_dt(e);
 	return true;
 }
 
@@ -161,19 +163,19 @@ bool log_peek(const struct aipu_log *l, struct aipu_extent *x)
  * Take up to @max of the oldest entries dirtied before @cutoff into @out, in
  * the order they were appended (time order).  Returns how many.
  */
-unsigned int log_take(struct aipu_log *l, unsigned long cutoff,
-		      struct aipu_extent *out, unsigned int max)
+unsigned int aipu_log_take(struct aipu_log *l, unsigned long cutoff,
+			   struct aipu_extent *out, unsigned int max)
 {
 	unsigned int n = 0;
 	u64 e;
 
 	while (n < max && l->head) {
 		e = l->head->e[l->pos];
-		if (!time_before(l->head->base + log_e_dt(e), cutoff))
+		if (!time_before(l->head->base + aipu_log_e_dt(e), cutoff))
 			break;
-		out[n].index = log_e_index(e);
-		out[n].nr = log_e_nr(e);
-		out[n].time = l->head->base + log_e_dt(e);
+		out[n].index = aipu_log_e_index(e);
+		out[n].nr = aipu_log_e_nr(e);
+		out[n].time = l->head->base + aipu_log_e_dt(e);
 		l->pages -= out[n].nr;
 		n++;
 		if (++l->pos == l->head->n)
@@ -187,7 +189,7 @@ unsigned int log_take(struct aipu_log *l, unsigned long cutoff,
  * Returns true once the log holds no memory; until then call again (the
  * lock may be dropped in between, and the log must not be used meanwhile).
  */
-bool log_drop(struct aipu_log *l, unsigned long *budget)
+bool aipu_log_drop(struct aipu_log *l, unsigned long *budget)
 {
 	l->pages = 0;
 	for (; l->head && *budget; (*budget)--)

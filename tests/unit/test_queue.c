@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of a device's queue built from logs (src/track_log.c, with
- * src/flog.c, src/log.c, src/live.c and src/wheel.c) in user space.
+ * Unit tests of a device's queue built from logs (src/queue/queue.c, with
+ * src/queue/flog.c, src/queue/log.c, src/queue/live.c and src/queue/wheel.c) in
+ * user space.
  *
  * A model-based test drives several files of one device over a clock that
  * crosses the jiffies wrap, now and then jumping more than the wheel's turn
@@ -9,7 +10,7 @@
  * max_age beyond the wheel's span: files wrapped round in it): writers
  * dirty ranges of pages, timestamps (lazytime) and inodes, someone else
  * cleans pages (fsync), reclaim declines writes (through the probe's test,
- * ltrack_may_redirty(), of whether that needs a look), files are evicted,
+ * aipu_queue_may_redirty(), of whether that needs a look), files are evicted,
  * degraded by the shrinker and parked, in bounded steps; the flusher runs
  * passes (phase 1 with random budgets, staging now and then, phase 2
  * until nothing is left or max_batch stops it) that write what is due,
@@ -22,7 +23,7 @@
  * decline or staging made it early), a batch goes past max_batch by less
  * than an entry, staged files go whole, and after a pass nothing due is
  * left but what was put back; at the end no memory is held.  Writers take
- * the probe's fast path (ltrack_pages_fast()) when it will have them, half
+ * the probe's fast path (aipu_queue_pages_fast()) when it will have them, half
  * the time; every change to a file is made under its lock, one file's at a
  * time (the lock hooks below abort otherwise).
  */
@@ -33,24 +34,24 @@
 
 #include <linux/jiffies.h>
 
-#include "aipu_track_log.h"
+#include "aipu_queue.h"
 #include "unit.h"
 
 #define NF 8
 #define PAGES 600
 
 static char keys[NF];
-static struct aipu_ltracker *table[NF];
+static struct aipu_file *table[NF];
 
 /* A tracker and its lock, as struct aipu_mapping in the kernel. */
 struct utracker {
-	struct aipu_ltracker t;
+	struct aipu_file t;
 	bool held;
 };
 
 static unsigned int locks_held;		/* file locks held: 0 or 1 */
 
-struct aipu_ltracker *aipu_ltracker_alloc(void)
+struct aipu_file *aipu_file_alloc(void)
 {
 	struct utracker *u;
 
@@ -61,7 +62,7 @@ struct aipu_ltracker *aipu_ltracker_alloc(void)
 	return &u->t;
 }
 
-void aipu_ltracker_free(struct aipu_ltracker *t)
+void aipu_file_free(struct aipu_file *t)
 {
 	struct utracker *u = container_of(t, struct utracker, t);
 
@@ -75,7 +76,7 @@ void aipu_ltracker_free(struct aipu_ltracker *t)
 }
 
 /* One file's lock at a time, never taken twice: what lockdep would say. */
-void aipu_ltracker_lock(struct aipu_ltracker *t)
+void aipu_file_lock(struct aipu_file *t)
 {
 	struct utracker *u = container_of(t, struct utracker, t);
 
@@ -87,7 +88,7 @@ void aipu_ltracker_lock(struct aipu_ltracker *t)
 	locks_held++;
 }
 
-void aipu_ltracker_unlock(struct aipu_ltracker *t)
+void aipu_file_unlock(struct aipu_file *t)
 {
 	struct utracker *u = container_of(t, struct utracker, t);
 
@@ -100,22 +101,22 @@ void aipu_ltracker_unlock(struct aipu_ltracker *t)
 }
 
 /* What the fast path added: the probe's per-CPU share of the counters. */
-static struct aipu_ldelta fast;
+static struct aipu_queue_delta fast;
 static unsigned long fast_taken, fast_refused;
 static unsigned long redirty_asked, redirty_skipped, meta_fast;
 
-struct aipu_ltracker *aipu_ltracker_lookup(const void *key)
+struct aipu_file *aipu_file_lookup(const void *key)
 {
 	return table[(const char *)key - keys];
 }
 
-int aipu_ltracker_insert(struct aipu_ltracker *t)
+int aipu_file_insert(struct aipu_file *t)
 {
 	table[(const char *)t->key - keys] = t;
 	return 0;
 }
 
-void aipu_ltracker_remove(struct aipu_ltracker *t)
+void aipu_file_remove(struct aipu_file *t)
 {
 	table[(const char *)t->key - keys] = NULL;
 }
@@ -123,10 +124,10 @@ void aipu_ltracker_remove(struct aipu_ltracker *t)
 #define T0 ((unsigned long)-5000)	/* 5000 jiffies before the wrap */
 /* Jiffies a slot, and a whole turn of the wheel: files wrap round in it. */
 #define WHEEL_WIDTH 4
-#define WHEEL_TURN (WHEEL_WIDTH * AIPU_LTRACK_SLOTS)
+#define WHEEL_TURN (WHEEL_WIDTH * AIPU_QUEUE_SLOTS)
 
-static struct aipu_ltrack tr;
-static struct list_head slots[AIPU_LTRACK_SLOTS];
+static struct aipu_queue tr;
+static struct list_head slots[AIPU_QUEUE_SLOTS];
 static unsigned long now;
 static long first[NF][PAGES];		/* first-dirty time - T0, -1 clean */
 /*
@@ -145,7 +146,7 @@ static bool fresh[NF][PAGES];		/* dirtied during this pass */
  * other may cover a later dirtying early (aipu_live.h: early, never late).
  */
 static long whole_clean[NF][PAGES];
-static struct aipu_ltracker *dying[NF];	/* being evicted */
+static struct aipu_file *dying[NF];	/* being evicted */
 static long times_first[NF];		/* lazytime timestamps dirty since */
 static long meta_first[NF];		/* the inode dirty since */
 static bool meta_declined[NF];		/* its write declined this pass */
@@ -157,14 +158,14 @@ static bool whole_declined[NF];		/* so for the whole-file entry */
  */
 #define NHELD 4
 static struct {
-	struct aipu_lbatch b;
-	struct aipu_lentry *e;
+	struct aipu_batch b;
+	struct aipu_entry *e;
 	bool used;
 } held[NHELD];
 /* Held takes so far: the model must have held some. */
 static unsigned long held_taken;
 
-static const struct aipu_ltracker *held_tracker(int k)
+static const struct aipu_file *held_tracker(int k)
 {
 	if (!held[k].used)
 		return NULL;
@@ -177,7 +178,7 @@ static bool drain_held;
 /* Is page @p of file @f in a held take no later than its first time? */
 static bool held_covers(int f, pgoff_t p)
 {
-	const struct aipu_lbatch *b;
+	const struct aipu_batch *b;
 	unsigned int i, k;
 
 	for (k = 0; k < NHELD; k++) {
@@ -185,7 +186,7 @@ static bool held_covers(int f, pgoff_t p)
 			continue;
 		if (held[k].e) {
 			if (held[k].e->t == table[f] &&
-			    held[k].e->kind == AIPU_L_WHOLE &&
+			    held[k].e->kind == AIPU_ENTRY_WHOLE &&
 			    !time_after(held[k].e->time, T0 + first[f][p]))
 				return true;
 			continue;
@@ -211,7 +212,7 @@ static bool held_covers(int f, pgoff_t p)
  */
 static void held_early(int f)
 {
-	const struct aipu_lbatch *b;
+	const struct aipu_batch *b;
 	unsigned int i, k;
 	pgoff_t p;
 
@@ -229,7 +230,7 @@ static void held_early(int f)
 /* Pages of @f with a live queued entry no later than their time. */
 static unsigned int good[PAGES];
 
-static void count(struct aipu_ltracker *t, int f, const struct aipu_extent *x)
+static void count(struct aipu_file *t, int f, const struct aipu_extent *x)
 {
 	pgoff_t p;
 
@@ -239,19 +240,19 @@ static void count(struct aipu_ltracker *t, int f, const struct aipu_extent *x)
 			good[p]++;
 }
 
-static bool may_redirty(struct aipu_ltracker *t, pgoff_t p)
+static bool may_redirty(struct aipu_file *t, pgoff_t p)
 {
 	bool may;
 
-	aipu_ltracker_lock(t);
-	may = ltrack_may_redirty(t, p, 1);
-	aipu_ltracker_unlock(t);
+	aipu_file_lock(t);
+	may = aipu_queue_may_redirty(t, p, 1);
+	aipu_file_unlock(t);
 	return may;
 }
 
 static int check_file(int f)
 {
-	struct aipu_ltracker *t = table[f];
+	struct aipu_file *t = table[f];
 	struct aipu_extent x;
 	struct aipu_retry *r;
 	struct aipu_seg *s;
@@ -284,8 +285,8 @@ static int check_file(int f)
 		count(t, f, &r->x);
 whole:
 	for (i = 0; i < PAGES; i++) {
-		bool by_whole = (t->whole.state == AIPU_L_WAITING ||
-				 t->whole.state == AIPU_L_RETRY) &&
+		bool by_whole = (t->whole.state == AIPU_ENTRY_WAITING ||
+				 t->whole.state == AIPU_ENTRY_RETRY) &&
 				!time_after(t->whole.time, T0 + first[f][i]);
 
 		if (first[f][i] >= 0 && !good[i] && !by_whole &&
@@ -296,25 +297,26 @@ whole:
 		      held_covers(f, i));
 	}
 	CHECK(meta_first[f] < 0 ||
-	      ((t->meta.state == AIPU_L_WAITING ||
-		t->meta.state == AIPU_L_RETRY) &&
+	      ((t->meta.state == AIPU_ENTRY_WAITING ||
+		t->meta.state == AIPU_ENTRY_RETRY) &&
 	       !time_after(t->meta.time, T0 + meta_first[f])));
-	CHECK(times_first[f] < 0 || (t->times.state == AIPU_L_WAITING &&
+	CHECK(times_first[f] < 0 || (t->times.state == AIPU_ENTRY_WAITING &&
 				      !list_empty(&t->times.lru)));
 	/* Queued somewhere phase 1 looks, if it has anything to take. */
-	CHECK(t->where != AIPU_L_NOWHERE || t->draining || flog_empty(&t->q) ||
-	      !list_empty(&t->retried) || t->users);
-	CHECK(t->where != AIPU_L_NOWHERE || (t->whole.state != AIPU_L_WAITING &&
-					     t->meta.state != AIPU_L_WAITING));
+	CHECK(t->where != AIPU_AT_NOWHERE || t->draining ||
+	      aipu_flog_empty(&t->q) || !list_empty(&t->retried) || t->users);
+	CHECK(t->where != AIPU_AT_NOWHERE ||
+	      (t->whole.state != AIPU_ENTRY_WAITING &&
+	       t->meta.state != AIPU_ENTRY_WAITING));
 	/* ... and at a time no later than anything it holds. */
-	if (t->where == AIPU_L_WHEEL) {
+	if (t->where == AIPU_AT_WHEEL) {
 		unsigned long o;
 
-		if (!t->draining && flog_oldest(&t->q, &o))
+		if (!t->draining && aipu_flog_oldest(&t->q, &o))
 			CHECK(!time_after(t->node.time, o));
-		if (t->whole.state == AIPU_L_WAITING)
+		if (t->whole.state == AIPU_ENTRY_WAITING)
 			CHECK(!time_after(t->node.time, t->whole.time));
-		if (t->meta.state == AIPU_L_WAITING)
+		if (t->meta.state == AIPU_ENTRY_WAITING)
 			CHECK(!time_after(t->node.time, t->meta.time));
 	}
 	return 0;
@@ -324,9 +326,9 @@ whole:
  * The tracker of held take @k if no file or eviction knows it any more (it
  * was killed while held) and no earlier held take has it: counted once.
  */
-static const struct aipu_ltracker *held_dead(int k)
+static const struct aipu_file *held_dead(int k)
 {
-	const struct aipu_ltracker *t = held_tracker(k);
+	const struct aipu_file *t = held_tracker(k);
 	int f;
 
 	if (!t)
@@ -344,7 +346,7 @@ static const struct aipu_ltracker *held_dead(int k)
 static int check_gauges(void)
 {
 	unsigned long bytes = 0, pages = 0, out = 0;
-	const struct aipu_ltracker *t;
+	const struct aipu_file *t;
 	int f;
 
 	for (f = 0; f < NF + NHELD; f++) {
@@ -372,69 +374,69 @@ static int check_all(void)
 		if (check_file(f))
 			return 1;
 	/* An idle queue has nothing dirty to answer for. */
-	for (f = 0; f < NF && ltrack_idle(&tr); f++)
+	for (f = 0; f < NF && aipu_queue_idle(&tr); f++)
 		for (p = 0; p < PAGES; p++)
 			CHECK(first[f][p] < 0 || held_covers(f, p));
-	/* ltrack_oldest() is no later than any file's time, to a slot. */
-	if (ltrack_oldest(&tr, &time))
+	/* aipu_queue_oldest() is no later than any file's time, to a slot. */
+	if (aipu_queue_oldest(&tr, &time))
 		for (f = 0; f < NF; f++)
-			if (table[f] && (table[f]->where == AIPU_L_WHEEL ||
-					 table[f]->where == AIPU_L_DUE))
+			if (table[f] && (table[f]->where == AIPU_AT_WHEEL ||
+					 table[f]->where == AIPU_AT_DUE))
 				CHECK(!time_after(time, table[f]->node.time +
 						  tr.wheel.width));
 	/* Not idle: something to be written (timestamps are not "oldest"). */
-	CHECK(ltrack_idle(&tr) || ltrack_oldest(&tr, &time) ||
+	CHECK(aipu_queue_idle(&tr) || aipu_queue_oldest(&tr, &time) ||
 	      !list_empty(&tr.retried) || !list_empty(&tr.times));
 	return check_gauges();
 }
 
 /*
  * The probe: the fast path under the file's lock alone if it will, half
- * the time, else ltrack_pages() (with ltrack_whole() when the fast path
+ * the time, else aipu_queue_pages() (with aipu_queue_whole() when the fast path
  * fell short), as src/hook.c does.
  */
-static void probe_pages(struct aipu_ltracker *t, pgoff_t s, unsigned long n,
+static void probe_pages(struct aipu_file *t, pgoff_t s, unsigned long n,
 			unsigned long time)
 {
 	int r = AIPU_FAST_NO;
 
 	if (rand() % 2) {
-		aipu_ltracker_lock(t);
-		r = ltrack_pages_fast(t, s, n, time, &fast, true);
+		aipu_file_lock(t);
+		r = aipu_queue_pages_fast(t, s, n, time, &fast, true);
 		if (r == AIPU_FAST_ASK)	/* a new dirtying: not declined */
-			r = ltrack_pages_fast(t, s, n, time, &fast, false);
-		aipu_ltracker_unlock(t);
+			r = aipu_queue_pages_fast(t, s, n, time, &fast, false);
+		aipu_file_unlock(t);
 	}
 	if (r == AIPU_FAST_NO) {
 		fast_refused++;
-		ltrack_pages(&tr, t, s, n, time);
+		aipu_queue_pages(&tr, t, s, n, time);
 	} else {
 		fast_taken++;
 	}
 	if (r == AIPU_FAST_SHORT)
-		ltrack_whole(&tr, t, time);
+		aipu_queue_whole(&tr, t, time);
 }
 
 /*
  * A declined write's redirtying as src/hook.c sees it: the fast path, half
- * the time, asks whether it was declined only where ltrack_may_redirty()
- * says it matters (and then, as it was, ltrack_redirty()); where it does
+ * the time, asks whether it was declined only where aipu_queue_may_redirty()
+ * says it matters (and then, as it was, aipu_queue_redirty()); where it does
  * not, it is taken as a new dirtying.  Without the fast path the device's
- * lock and ltrack_redirty().  The checks between steps then show no page
+ * lock and aipu_queue_redirty().  The checks between steps then show no page
  * lost its first-dirty time.
  */
-static int probe_redirty(struct aipu_ltracker *t, pgoff_t p)
+static int probe_redirty(struct aipu_file *t, pgoff_t p)
 {
 	bool may = may_redirty(t, p);
 	int r = AIPU_FAST_NO;
 
 	if (rand() % 2) {
-		aipu_ltracker_lock(t);
-		r = ltrack_pages_fast(t, p, 1, now, &fast, true);
-		aipu_ltracker_unlock(t);
+		aipu_file_lock(t);
+		r = aipu_queue_pages_fast(t, p, 1, now, &fast, true);
+		aipu_file_unlock(t);
 	}
 	if (r == AIPU_FAST_NO || r == AIPU_FAST_ASK) {
-		ltrack_redirty(&tr, t, p, 1, now);
+		aipu_queue_redirty(&tr, t, p, 1, now);
 		redirty_asked++;
 		return 0;
 	}
@@ -443,20 +445,20 @@ static int probe_redirty(struct aipu_ltracker *t, pgoff_t p)
 	fast_taken++;
 	redirty_skipped++;
 	if (r == AIPU_FAST_SHORT)
-		ltrack_whole(&tr, t, now);
+		aipu_queue_whole(&tr, t, now);
 	return 0;
 }
 
 static void dirty(int f, pgoff_t p, unsigned int k)
 {
 	pgoff_t end = p + k > PAGES ? PAGES : p + k, s, q;
-	struct aipu_ltracker *t;
+	struct aipu_file *t;
 	unsigned long imprecise, fb;
 	bool bywhole;
 
 	if (dying[f])
 		return;		/* the inode is being evicted */
-	t = ltrack_get(&tr, &keys[f], NULL);
+	t = aipu_queue_get(&tr, &keys[f], NULL);
 	if (!t) {
 		/* No tracker: the kernel leaves the file to Linux. */
 		return;
@@ -475,7 +477,7 @@ static void dirty(int f, pgoff_t p, unsigned int k)
 		imprecise = t->q.imprecise;
 		fb = tr.st.fallbacks;
 		/* Under the whole-file entry: written early, never late. */
-		bywhole = t->whole.state != AIPU_L_IDLE ||
+		bywhole = t->whole.state != AIPU_ENTRY_IDLE ||
 			  t->draining;
 		probe_pages(t, s, q - s, now);
 		if (bywhole || imprecise != t->q.imprecise ||
@@ -503,28 +505,28 @@ static void clean_file(int f)
 /* The flusher's write dirtied page @p of file @f: it inherits @time. */
 static void inherit(int f, pgoff_t p, unsigned long time)
 {
-	struct aipu_ltracker *t;
+	struct aipu_file *t;
 
 	if (dying[f] || first[f][p] >= 0)
 		return;
-	t = ltrack_get(&tr, &keys[f], NULL);
+	t = aipu_queue_get(&tr, &keys[f], NULL);
 	if (!t)
 		return;
-	if (t->whole.state == AIPU_L_RETRY)
+	if (t->whole.state == AIPU_ENTRY_RETRY)
 		whole_declined[f] = false;	/* due again: for these */
 	first[f][p] = time - T0;
 	early_ok[f][p] = true;	/* dated back: "due" says nothing of it */
 	fresh[f][p] = true;
-	ltrack_inherit(&tr, t, p, 1, time);
+	aipu_queue_inherit(&tr, t, p, 1, time);
 }
 
 /* An entry of file @f other than its pages, dirty since *@first (< 0: clean). */
 static void dirty_entry(int f, long *first,
-			void (*mark)(struct aipu_ltrack *, struct aipu_ltracker *,
+			void (*mark)(struct aipu_queue *, struct aipu_file *,
 				     unsigned long, bool))
 {
-	struct aipu_ltracker *t = dying[f] ? NULL :
-				  ltrack_get(&tr, &keys[f], NULL);
+	struct aipu_file *t = dying[f] ? NULL :
+				  aipu_queue_get(&tr, &keys[f], NULL);
 	bool was_clean = *first < 0;
 
 	if (!t)
@@ -537,26 +539,26 @@ static void dirty_entry(int f, long *first,
 /* A lazytime timestamp of file @f changed. */
 static void dirty_times(int f)
 {
-	dirty_entry(f, &times_first[f], ltrack_times);
+	dirty_entry(f, &times_first[f], aipu_queue_times);
 }
 
 /*
- * src/hook.c's metadata probe: ltrack_meta_fast() under the file's lock
- * alone if it will, half the time, else ltrack_meta().
+ * src/hook.c's metadata probe: aipu_queue_meta_fast() under the file's lock
+ * alone if it will, half the time, else aipu_queue_meta().
  */
-static void meta_probe(struct aipu_ltrack *tr, struct aipu_ltracker *t,
+static void meta_probe(struct aipu_queue *tr, struct aipu_file *t,
 		       unsigned long time, bool was_clean)
 {
 	bool done = false;
 
 	if (rand() % 2) {
-		aipu_ltracker_lock(t);
-		done = ltrack_meta_fast(t, was_clean);
-		aipu_ltracker_unlock(t);
+		aipu_file_lock(t);
+		done = aipu_queue_meta_fast(t, was_clean);
+		aipu_file_unlock(t);
 	}
 	meta_fast += done;
 	if (!done)
-		ltrack_meta(tr, t, time, was_clean);
+		aipu_queue_meta(tr, t, time, was_clean);
 }
 
 /* The inode of file @f was dirtied (I_DIRTY_INODE). */
@@ -579,21 +581,22 @@ static bool in_window(void)
 static int write_times(unsigned long cutoff)
 {
 	bool back[NF] = { false };
-	struct aipu_lentry *e;
+	struct aipu_entry *e;
 	int f;
 
-	while ((e = ltrack_take_times(&tr, cutoff))) {
+	while ((e = aipu_queue_take_times(&tr, cutoff))) {
 		f = (const char *)e->t->key - keys;
-		CHECK(e->kind == AIPU_L_TIMES && !time_after(e->time, cutoff));
+		CHECK(e->kind == AIPU_ENTRY_TIMES &&
+		      !time_after(e->time, cutoff));
 		if (rand() % 10) {
 			times_first[f] = -1;
 		} else {
 			back[f] = true;
-			ltrack_requeue_times(&tr, e);
+			aipu_queue_requeue_times(&tr, e);
 		}
 		if (in_window())
 			dirty_times(f);
-		ltrack_done_entry(&tr, e);
+		aipu_queue_done_entry(&tr, e);
 		if (back[f] || rand() % 10 == 0)
 			return 0;	/* due again, or the rest: next call */
 	}
@@ -632,7 +635,7 @@ static void between_holds(void)
 	case 2:
 		if (table[f] && !dying[f]) {
 			held_early(f);
-			ltrack_degrade(&tr, table[f], 1 + rand() % 30, now);
+			aipu_queue_degrade(&tr, table[f], 1 + rand() % 30, now);
 		}
 		break;
 	}
@@ -644,10 +647,10 @@ static void between_holds(void)
  * A file evicted since the take (a batch held by a context's worker,
  * src/wbq.c) has no pages left: its batch goes back as done.
  */
-static void write_batch(struct aipu_lbatch *b)
+static void write_batch(struct aipu_batch *b)
 {
 	int f = (const char *)b->t->key - keys;
-	unsigned int i, n = flog_merge(b->x, b->n);
+	unsigned int i, n = aipu_flog_merge(b->x, b->n);
 	pgoff_t p;
 
 	for (i = 0; i < n; i++) {
@@ -656,8 +659,8 @@ static void write_batch(struct aipu_lbatch *b)
 				     rand() % 12 == 0;
 
 			if (b->t->dead) {
-				ltrack_done_pages(&tr, b->t, p, 1,
-						  b->x[i].time, false);
+				aipu_queue_done_pages(&tr, b->t, p, 1,
+						      b->x[i].time, false);
 				continue;
 			}
 			if (still) {
@@ -673,11 +676,11 @@ static void write_batch(struct aipu_lbatch *b)
 				inherit(rand() % NF, rand() % PAGES,
 					b->x[i].time);
 			still = first[f][p] >= 0 && (still || rand() % 2);
-			ltrack_done_pages(&tr, b->t, p, 1, b->x[i].time,
-					  still);
+			aipu_queue_done_pages(&tr, b->t, p, 1, b->x[i].time,
+					      still);
 		}
 	}
-	ltrack_put(&tr, b->t);
+	aipu_queue_put(&tr, b->t);
 }
 
 /*
@@ -685,7 +688,7 @@ static void write_batch(struct aipu_lbatch *b)
  * those declined, which put the entry back.  An evicted file's entry is
  * done.
  */
-static void write_entry(struct aipu_lentry *e)
+static void write_entry(struct aipu_entry *e)
 {
 	int f = (const char *)e->t->key - keys;
 	bool again = false;
@@ -707,13 +710,13 @@ static void write_entry(struct aipu_lentry *e)
 		dirty(f, rand() % PAGES, 1 + rand() % 6);
 	if (again) {
 		whole_declined[f] = true;
-		ltrack_requeue_entry(&tr, e);
+		aipu_queue_requeue_entry(&tr, e);
 	}
-	ltrack_done_entry(&tr, e);
+	aipu_queue_done_entry(&tr, e);
 }
 
 /* Hold batch @b or entry @e, now and then, if a slot is free. */
-static bool hold(struct aipu_lbatch *b, struct aipu_lentry *e)
+static bool hold(struct aipu_batch *b, struct aipu_entry *e)
 {
 	int i;
 
@@ -754,25 +757,25 @@ static void release_held(bool all)
 
 static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 {
-	static struct aipu_lbatch b;
+	static struct aipu_batch b;
 	bool staged[NF] = { false }, due[NF] = { false };
 	bool stopped = false, staging = stage;
 	unsigned long issued = 0, tc, next;
-	struct aipu_ltracker *t;
-	struct aipu_lentry *e;
+	struct aipu_file *t;
+	struct aipu_entry *e;
 	unsigned int budget, i;
 	int f;
 	pgoff_t p;
 
 	do {
 		budget = 1 + rand() % 6;
-	} while (!ltrack_scan(&tr, cutoff, &budget));
+	} while (!aipu_queue_scan(&tr, cutoff, &budget));
 	/* Staged: the files staging put on the due list (not phase 1). */
 	list_for_each_entry(t, &tr.due, node.link)
 		due[(const char *)t->key - keys] = true;
 	while (stage) {
 		budget = 1 + rand() % 3;
-		ltrack_stage(&tr, now, &stage, &budget);
+		aipu_queue_stage(&tr, now, &stage, &budget);
 		if (budget)
 			break;	/* nothing more to stage */
 	}
@@ -798,20 +801,21 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 			stopped = true;
 			break;
 		}
-		if (ltrack_next_time(&tr, &next) && time_before(tc, next + 1))
+		if (aipu_queue_next_time(&tr, &next) &&
+		    time_before(tc, next + 1))
 			tc = time_before(next + 1, cutoff) ? next + 1 : cutoff;
 		b.max_pages = limit ? limit - issued : 0;
-		e = ltrack_take(&tr, tc, &b);
+		e = aipu_queue_take(&tr, tc, &b);
 		if (e) {
 			f = (const char *)e->t->key - keys;
 			issued++;
 			CHECK(staging || time_before(e->time, cutoff));
-			if (e->kind == AIPU_L_WHOLE) {
+			if (e->kind == AIPU_ENTRY_WHOLE) {
 				CHECK(!whole_declined[f]);
 				if (!hold(NULL, e))
 					write_entry(e);
 				continue;
-			} else if (e->kind == AIPU_L_META) {
+			} else if (e->kind == AIPU_ENTRY_META) {
 				/*
 				 * Dirtied again while out, the inode dirty
 				 * still: the write may have missed it, so it
@@ -829,12 +833,12 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 					meta_first[f] = -1;
 				} else {
 					meta_declined[f] = true;
-					ltrack_requeue_entry(&tr, e);
+					aipu_queue_requeue_entry(&tr, e);
 				}
 				if (in_window())
 					dirty_meta(f);
 			}
-			ltrack_done_entry(&tr, e);
+			aipu_queue_done_entry(&tr, e);
 			continue;
 		}
 		if (!b.t && b.again)
@@ -867,13 +871,14 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 	CHECK(!limit || issued < limit + AIPU_LOG_LEN_MAX);
 	/*
 	 * Staged files went whole, but for what was put back, came later or
-	 * was dirtied in this jiffy (ltrack_stage() leaves that).
+	 * was dirtied in this jiffy (aipu_queue_stage() leaves that).
 	 */
 	for (f = 0; f < NF && !stopped; f++)
 		for (p = 0; p < PAGES && staged[f]; p++)
 			CHECK(first[f][p] < 0 || declined[f][p] ||
 			      fresh[f][p] || first[f][p] == (long)(now - T0) ||
-			      (table[f] && table[f]->whole.state != AIPU_L_IDLE) ||
+			      (table[f] &&
+			       table[f]->whole.state != AIPU_ENTRY_IDLE) ||
 			      held_covers(f, p));
 	for (f = 0; f < NF && !stopped; f++)
 		CHECK(meta_first[f] < 0 || meta_declined[f] ||
@@ -885,9 +890,9 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 				continue;	/* out with a worker */
 			if (!(first[f][p] < 0 || declined[f][p] ||
 			      !time_before(T0 + first[f][p], cutoff))) {
-				struct aipu_ltracker *t = table[f];
+				struct aipu_file *t = table[f];
 				unsigned long o = 0;
-				bool has = t && flog_oldest(&t->q, &o);
+				bool has = t && aipu_flog_oldest(&t->q, &o);
 
 				printf("f %d p %lu first %ld cutoff %ld t %p where %d whole %d/%ld has %d oldest %ld node %ld clock %ld users %u\n",
 				       f, p, first[f][p], (long)(cutoff - T0), (void *)t,
@@ -902,7 +907,7 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 	do {
 		between_holds();
 		budget = 1 + rand() % 4;
-	} while (!ltrack_end_pass(&tr, &budget));
+	} while (!aipu_queue_end_pass(&tr, &budget));
 	return 0;
 }
 
@@ -916,7 +921,7 @@ static void evict_step(int f)
 			return;
 		clean_file(f);	/* truncated with the inode */
 	}
-	if (ltrack_kill(&tr, dying[f], budget))
+	if (aipu_queue_kill(&tr, dying[f], budget))
 		dying[f] = NULL;
 }
 
@@ -939,7 +944,7 @@ static int model(unsigned int seed, int fail_rate)
 	redirty_skipped = 0;
 	meta_fast = 0;
 	now = T0;
-	ltrack_init(&tr, slots, WHEEL_WIDTH, now);
+	aipu_queue_init(&tr, slots, WHEEL_WIDTH, now);
 	for (f = 0; f < NF; f++)
 		clean_file(f);
 	unit_fail_every = fail_rate;
@@ -966,11 +971,11 @@ static int model(unsigned int seed, int fail_rate)
 			if (table[f] && !dying[f])
 				held_early(f);
 			if (table[f] && !dying[f] && rand() % 2)
-				ltrack_degrade(&tr, table[f], 1 + rand() % 30,
-					       now);
+				aipu_queue_degrade(&tr, table[f],
+						   1 + rand() % 30, now);
 			else if (table[f] && !dying[f])
-				ltrack_park(&tr, table[f], now,
-					    1 + rand() % 30);
+				aipu_queue_park(&tr, table[f], now,
+						1 + rand() % 30);
 		} else if (r < 53) {
 			/* reclaim declined the write of a dirty page */
 			int k = 0;
@@ -1018,10 +1023,10 @@ static int model(unsigned int seed, int fail_rate)
 	CHECK(!tr.st.trackers && !(tr.st.bytes + fast.bytes) &&
 	      !(tr.st.pages + fast.pages));
 	CHECK(tr.st.pages_staged && tr.st.pages_deferred);
-	CHECK(ltrack_idle(&tr));
+	CHECK(aipu_queue_idle(&tr));
 	/* Both ways were walked: the fast path and the device's. */
 	CHECK(fast_taken > 100 && fast_refused > 100);
-	/* Declines, each asked about where ltrack_may_redirty() said so. */
+	/* Declines, each asked about where aipu_queue_may_redirty() said so. */
 	CHECK(redirty_asked > 100);
 	/* Metadata dirtied again, under the file's lock alone. */
 	CHECK(meta_fast > 20);
@@ -1063,7 +1068,7 @@ static void hb_flush(struct aipu_handback *h)
 }
 
 /*
- * ltrack_handback_add() splits what it collects into holds of at most
+ * aipu_queue_handback_add() splits what it collects into holds of at most
  * AIPU_HANDBACK_MAX stretches and AIPU_HANDBACK_PAGES pages, in order, and
  * loses nothing: one long extent, then single pages, alternately dirty.
  */
@@ -1073,10 +1078,10 @@ static int test_handback(void)
 	unsigned long p;
 
 	hb_time = T0 + 5;
-	ltrack_handback_add(&h, 0, 1000, hb_time, false, hb_flush);
+	aipu_queue_handback_add(&h, 0, 1000, hb_time, false, hb_flush);
 	CHECK(hb_flushes == 3 && h.n == 1 && h.pages == 1000 - 768);
 	for (p = 1000; p < 1100; p++)
-		ltrack_handback_add(&h, p, 1, hb_time, p % 2, hb_flush);
+		aipu_queue_handback_add(&h, p, 1, hb_time, p % 2, hb_flush);
 	hb_flush(&h);
 	CHECK(!hb_bad && hb_next == 1100);
 	/* 3 x 256 pages; 232 + 15 pages (16 stretches); 5 x 16; the last 5. */
@@ -1085,109 +1090,110 @@ static int test_handback(void)
 }
 
 /* Phase 1 at @cutoff, then phase 2's first take (NULL: none due). */
-static struct aipu_lentry *take_at(unsigned long cutoff, struct aipu_lbatch *b)
+static struct aipu_entry *take_at(unsigned long cutoff, struct aipu_batch *b)
 {
 	unsigned int budget = UINT_MAX;
 
-	while (!ltrack_scan(&tr, cutoff, &budget))
+	while (!aipu_queue_scan(&tr, cutoff, &budget))
 		budget = UINT_MAX;
-	return ltrack_take(&tr, cutoff, b);
+	return aipu_queue_take(&tr, cutoff, b);
 }
 
 static void end_of_pass(void)
 {
 	unsigned int budget = UINT_MAX;
 
-	while (!ltrack_end_pass(&tr, &budget))
+	while (!aipu_queue_end_pass(&tr, &budget))
 		budget = UINT_MAX;
 }
 
 /*
  * A whole-file entry put back after a write that covered the file, with
- * pages dirty after it (ltrack_requeue_whole_since()), takes the oldest
+ * pages dirty after it (aipu_queue_requeue_whole_since()), takes the oldest
  * time the file was dirtied at while the entry was out, not its old time:
  * a file kept hot past its cap is written about once a max_age, not every
  * pass (it used to be due again at once).  With no dirtying seen while it
  * was out, what stayed dirty keeps the old time; one written clean with a
- * dirtying seen meanwhile (ltrack_done_entry()) goes back at that time.
+ * dirtying seen meanwhile (aipu_queue_done_entry()) goes back at that time.
  */
 /*
  * One file bounded as a whole at T0 and taken at T0 + 100: the entry out,
  * its tracker in *@t.
  */
-static struct aipu_lentry *whole_taken(struct aipu_ltracker **t,
-				       struct aipu_lbatch *b)
+static struct aipu_entry *whole_taken(struct aipu_file **t,
+				      struct aipu_batch *b)
 {
-	struct aipu_lentry *e;
+	struct aipu_entry *e;
 
 	now = T0;
-	ltrack_init(&tr, slots, WHEEL_WIDTH, now);
-	*t = ltrack_get(&tr, &keys[0], NULL);
+	aipu_queue_init(&tr, slots, WHEEL_WIDTH, now);
+	*t = aipu_queue_get(&tr, &keys[0], NULL);
 	if (!*t)
 		return NULL;
-	ltrack_whole(&tr, *t, T0);
+	aipu_queue_whole(&tr, *t, T0);
 	now = T0 + 100;
 	e = take_at(T0 + 1, b);
-	return e && e->kind == AIPU_L_WHOLE && e->time == T0 ? e : NULL;
+	return e && e->kind == AIPU_ENTRY_WHOLE && e->time == T0 ? e : NULL;
 }
 
 static int test_whole_since(void)
 {
-	struct aipu_lbatch b;
-	struct aipu_lentry *e;
-	struct aipu_ltracker *t;
+	struct aipu_batch b;
+	struct aipu_entry *e;
+	struct aipu_file *t;
 
 	e = whole_taken(&t, &b);
 	CHECK(e);
-	ltrack_whole(&tr, t, T0 + 60);		/* dirtied while out */
-	ltrack_whole(&tr, t, T0 + 50);
-	ltrack_requeue_whole_since(&tr, e);
-	ltrack_done_entry(&tr, e);
+	aipu_queue_whole(&tr, t, T0 + 60);		/* dirtied while out */
+	aipu_queue_whole(&tr, t, T0 + 50);
+	aipu_queue_requeue_whole_since(&tr, e);
+	aipu_queue_done_entry(&tr, e);
 	end_of_pass();
 	CHECK(!take_at(T0 + 50, &b) && !b.t);	/* not at its old time */
 	end_of_pass();
 	e = take_at(T0 + 51, &b);
-	CHECK(e && e->kind == AIPU_L_WHOLE && e->time == T0 + 50);
-	ltrack_requeue_whole_since(&tr, e);	/* none seen: the old time */
-	ltrack_done_entry(&tr, e);
+	CHECK(e && e->kind == AIPU_ENTRY_WHOLE && e->time == T0 + 50);
+	aipu_queue_requeue_whole_since(&tr, e);	/* none seen: the old time */
+	aipu_queue_done_entry(&tr, e);
 	end_of_pass();
 	e = take_at(T0 + 51, &b);
 	CHECK(e && e->time == T0 + 50);
-	ltrack_whole(&tr, t, T0 + 80);		/* written clean, then dirtied */
-	ltrack_done_entry(&tr, e);
+	/* written clean, then dirtied */
+	aipu_queue_whole(&tr, t, T0 + 80);
+	aipu_queue_done_entry(&tr, e);
 	end_of_pass();
 	CHECK(!take_at(T0 + 80, &b) && !b.t);
 	end_of_pass();
 	e = take_at(T0 + 81, &b);
 	CHECK(e && e->time == T0 + 80);
-	ltrack_done_entry(&tr, e);	/* written clean: the file is freed */
+	aipu_queue_done_entry(&tr, e);	/* written clean: the file is freed */
 	end_of_pass();
-	CHECK(!take_at(now, &b) && !b.t && ltrack_idle(&tr));
+	CHECK(!take_at(now, &b) && !b.t && aipu_queue_idle(&tr));
 	return 0;
 }
 
 /* A refused whole-file write is due again one max_age after the refusal. */
 static int test_whole_refused(void)
 {
-	struct aipu_lbatch b;
-	struct aipu_lentry *e;
-	struct aipu_ltracker *t;
+	struct aipu_batch b;
+	struct aipu_entry *e;
+	struct aipu_file *t;
 
 	e = whole_taken(&t, &b);
 	CHECK(e);
-	ltrack_whole(&tr, t, T0 + 60);		/* dirtied while out */
-	ltrack_requeue_whole_refused(&tr, e, now);
-	ltrack_done_entry(&tr, e);
+	aipu_queue_whole(&tr, t, T0 + 60);		/* dirtied while out */
+	aipu_queue_requeue_whole_refused(&tr, e, now);
+	aipu_queue_done_entry(&tr, e);
 	end_of_pass();
 	CHECK(!take_at(T0 + 61, &b) && !b.t);	/* not at its old times */
 	end_of_pass();
 	CHECK(!take_at(now, &b) && !b.t);
 	end_of_pass();
 	e = take_at(now + 1, &b);
-	CHECK(e && e->kind == AIPU_L_WHOLE && e->time == now);
-	ltrack_done_entry(&tr, e);	/* written clean: the file is freed */
+	CHECK(e && e->kind == AIPU_ENTRY_WHOLE && e->time == now);
+	aipu_queue_done_entry(&tr, e);	/* written clean: the file is freed */
 	end_of_pass();
-	CHECK(!take_at(now + 1, &b) && !b.t && ltrack_idle(&tr));
+	CHECK(!take_at(now + 1, &b) && !b.t && aipu_queue_idle(&tr));
 	return 0;
 }
 

@@ -10,10 +10,10 @@
 
 #include "aipu_flog.h"
 
-void flog_init(struct aipu_flog *f)
+void aipu_flog_init(struct aipu_flog *f)
 {
-	log_init(&f->log);
-	live_init(&f->live);
+	aipu_log_init(&f->log);
+	aipu_live_init(&f->live);
 	INIT_LIST_HEAD(&f->retry);
 	INIT_LIST_HEAD(&f->retry_new);
 	f->retry_pages = 0;
@@ -21,9 +21,9 @@ void flog_init(struct aipu_flog *f)
 }
 
 /* Nothing queued, this pass's retries included. */
-bool flog_empty(const struct aipu_flog *f)
+bool aipu_flog_empty(const struct aipu_flog *f)
 {
-	return log_empty(&f->log) && list_empty(&f->retry) &&
+	return aipu_log_empty(&f->log) && list_empty(&f->retry) &&
 	       list_empty(&f->retry_new);
 }
 
@@ -34,20 +34,20 @@ static struct aipu_retry *retry_first(const struct aipu_flog *f)
 }
 
 /*
- * First-dirty time of the oldest page flog_take() can take, false if none
- * (this pass's retries wait for flog_end_pass()).
+ * First-dirty time of the oldest page aipu_flog_take() can take, false if none
+ * (this pass's retries wait for aipu_flog_end_pass()).
  */
-bool flog_oldest(const struct aipu_flog *f, unsigned long *time)
+bool aipu_flog_oldest(const struct aipu_flog *f, unsigned long *time)
 {
 	struct aipu_retry *r = retry_first(f);
 	unsigned long t;
 
-	if (log_empty(&f->log)) {
+	if (aipu_log_empty(&f->log)) {
 		if (r)
 			*time = r->x.time;
 		return r;
 	}
-	t = log_oldest(&f->log);
+	t = aipu_log_oldest(&f->log);
 	*time = r && time_before(r->x.time, t) ? r->x.time : t;
 	return true;
 }
@@ -61,15 +61,15 @@ bool flog_oldest(const struct aipu_flog *f, unsigned long *time)
  * may be written before its new time has aged (early, never late; counted
  * in @f->imprecise).
  */
-unsigned long flog_dirty(struct aipu_flog *f, pgoff_t index,
-			 unsigned long nr, unsigned long time)
+unsigned long aipu_flog_dirty(struct aipu_flog *f, pgoff_t index,
+			      unsigned long nr, unsigned long time)
 {
 	unsigned long before = f->log.pages, done, i;
 
-	done = log_append(&f->log, index, nr, time) ? f->log.pages - before :
-						      nr;
+	done = aipu_log_append(&f->log, index, nr, time) ?
+	       f->log.pages - before : nr;
 	for (i = 0; i < done; i++)
-		if (live_dirty(&f->live, index + i, time) < 0)
+		if (aipu_live_dirty(&f->live, index + i, time) < 0)
 			f->imprecise++;
 	return done;
 }
@@ -83,7 +83,7 @@ static bool next_due(const struct aipu_flog *f, unsigned long cutoff,
 {
 	struct aipu_retry *r = retry_first(f);
 	struct aipu_extent l;
-	bool has_l = log_peek(&f->log, &l);
+	bool has_l = aipu_log_peek(&f->log, &l);
 
 	if (r && (!has_l || !time_after(r->x.time, l.time))) {
 		*x = r->x;
@@ -104,7 +104,7 @@ static void consume(struct aipu_flog *f, const struct aipu_extent *x,
 	struct aipu_extent taken;
 
 	if (!retry) {
-		log_take(&f->log, x->time + 1, &taken, 1);
+		aipu_log_take(&f->log, x->time + 1, &taken, 1);
 		return;
 	}
 	list_del(&r->link);
@@ -113,7 +113,7 @@ static void consume(struct aipu_flog *f, const struct aipu_extent *x,
 }
 
 /*
- * The pages of @x whose entry it is (live_take()), as extents in @out:
+ * The pages of @x whose entry it is (aipu_live_take()), as extents in @out:
  * stale pages, dirtied again after someone else cleaned them, wait for
  * their newer entry.
  */
@@ -125,7 +125,7 @@ static unsigned int live_pieces(struct aipu_flog *f,
 	unsigned int n = 0;
 
 	for (p = x->index; p < end; p++) {
-		if (!live_take(&f->live, p, x->time))
+		if (!aipu_live_take(&f->live, p, x->time))
 			continue;
 		if (n && out[n - 1].index + out[n - 1].nr == p) {
 			out[n - 1].nr++;
@@ -148,12 +148,12 @@ static unsigned int live_pieces(struct aipu_flog *f,
  * the hand-back's, a page at a time) long.  The last entry taken may go
  * up to AIPU_LOG_LEN_MAX - 1 pages past @max_pages.  Returns how many
  * extents; 0 may only mean that every entry looked at was stale, so call
- * again while flog_oldest() is due.
- * Every page taken must be handed back with flog_done().
+ * again while aipu_flog_oldest() is due.
+ * Every page taken must be handed back with aipu_flog_done().
  */
-unsigned int flog_take(struct aipu_flog *f, unsigned long cutoff,
-		       struct aipu_extent *out, unsigned int max,
-		       unsigned long max_pages)
+unsigned int aipu_flog_take(struct aipu_flog *f, unsigned long cutoff,
+			    struct aipu_extent *out, unsigned int max,
+			    unsigned long max_pages)
 {
 	unsigned int n = 0, entries = 0, k;
 	unsigned long pages = 0;
@@ -185,7 +185,7 @@ static int by_index(const void *a, const void *b)
  * each at the oldest time it folds in (the flusher writes them as one).
  * Outside the lock: the extents are the caller's.  Returns how many are left.
  */
-unsigned int flog_merge(struct aipu_extent *x, unsigned int n)
+unsigned int aipu_flog_merge(struct aipu_extent *x, unsigned int n)
 {
 	unsigned int i, m = 0;
 	pgoff_t end;
@@ -249,7 +249,7 @@ static void retry_insert(struct aipu_flog *f, struct aipu_retry *r)
 
 /*
  * Queue [index, index + nr) at @time among the retries: due in this pass
- * if @now, else from the next (flog_end_pass()).
+ * if @now, else from the next (aipu_flog_end_pass()).
  */
 static int retry_add(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 		     unsigned long time, bool now)
@@ -277,7 +277,7 @@ static int retry_add(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 }
 
 /* Pages were put back in this pass. */
-bool flog_retried(const struct aipu_flog *f)
+bool aipu_flog_retried(const struct aipu_flog *f)
 {
 	return !list_empty(&f->retry_new);
 }
@@ -287,7 +287,7 @@ bool flog_retried(const struct aipu_flog *f)
  * *@budget of them a call (counted down).  True once all have; until then
  * the caller calls again, and may drop the lock in between.
  */
-bool flog_end_pass(struct aipu_flog *f, unsigned int *budget)
+bool aipu_flog_end_pass(struct aipu_flog *f, unsigned int *budget)
 {
 	struct aipu_retry *r, *tmp;
 
@@ -308,8 +308,8 @@ bool flog_end_pass(struct aipu_flog *f, unsigned int *budget)
  * due at once.  -ENOMEM if they could not be: the caller bounds the file
  * as a whole at @time.
  */
-int flog_inherit(struct aipu_flog *f, pgoff_t index, unsigned long nr,
-		 unsigned long time)
+int aipu_flog_inherit(struct aipu_flog *f, pgoff_t index, unsigned long nr,
+		      unsigned long time)
 {
 	unsigned long i;
 	int err = retry_add(f, index, nr, time, true);
@@ -317,7 +317,7 @@ int flog_inherit(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 	if (err)
 		return err;
 	for (i = 0; i < nr; i++)
-		if (live_dirty(&f->live, index + i, time) < 0)
+		if (aipu_live_dirty(&f->live, index + i, time) < 0)
 			f->imprecise++;
 	return 0;
 }
@@ -328,14 +328,14 @@ int flog_inherit(struct aipu_flog *f, pgoff_t index, unsigned long nr,
  * @time.  -ENOMEM if they could not be: the caller bounds the file as a
  * whole.
  */
-int flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
-	      unsigned long time, bool still_dirty)
+int aipu_flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
+		   unsigned long time, bool still_dirty)
 {
 	pgoff_t p, from;
 	int err;
 
 	if (!still_dirty) {
-		live_done_range(&f->live, index, nr);
+		aipu_live_done_range(&f->live, index, nr);
 		return 0;
 	}
 	/* Still dirty: their live bits stay, for the retry. */
@@ -348,7 +348,7 @@ int flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
 	 * and covers a later dirtying too early.
 	 */
 	for (p = from = index; p <= index + nr; p++) {
-		if (p < index + nr && !live_is_moved(&f->live, p))
+		if (p < index + nr && !aipu_live_is_moved(&f->live, p))
 			continue;
 		if (p > from) {
 			err = retry_add(f, from, p - from, time, false);
@@ -365,7 +365,7 @@ int flog_done(struct aipu_flog *f, pgoff_t index, unsigned long nr,
  * most *@budget objects (counted down).  Returns true once @f holds no
  * memory; until then call again, and use @f for nothing else meanwhile.
  */
-bool flog_drop(struct aipu_flog *f, unsigned long *budget)
+bool aipu_flog_drop(struct aipu_flog *f, unsigned long *budget)
 {
 	struct aipu_retry *r, *tmp;
 
@@ -378,5 +378,6 @@ bool flog_drop(struct aipu_flog *f, unsigned long *budget)
 		list_del(&r->link);
 		aipu_retry_free(r);
 	}
-	return log_drop(&f->log, budget) && live_drop(&f->live, budget);
+	return aipu_log_drop(&f->log, budget) &&
+	       aipu_live_drop(&f->live, budget);
 }

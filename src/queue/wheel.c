@@ -9,7 +9,7 @@
 #include "aipu_wheel.h"
 
 /* The slot that holds nodes of @time. */
-struct list_head *wheel_slot(struct aipu_wheel *w, unsigned long time)
+struct list_head *aipu_wheel_slot(struct aipu_wheel *w, unsigned long time)
 {
 	return &w->slot[((time - w->base) / w->width) % w->nslots];
 }
@@ -20,8 +20,9 @@ static unsigned long align(const struct aipu_wheel *w, unsigned long time)
 	return time - (time - w->base) % w->width;
 }
 
-void wheel_init(struct aipu_wheel *w, struct list_head *slots,
-		unsigned int nslots, unsigned long width, unsigned long now)
+void aipu_wheel_init(struct aipu_wheel *w, struct list_head *slots,
+		     unsigned int nslots, unsigned long width,
+		     unsigned long now)
 {
 	unsigned int i;
 
@@ -44,16 +45,16 @@ void wheel_init(struct aipu_wheel *w, struct list_head *slots,
  * late list, which phase 1 looks at first, not into the slot of a turn to
  * come.
  */
-void wheel_add(struct aipu_wheel *w, struct aipu_wheel_node *n,
-	       unsigned long time)
+void aipu_wheel_add(struct aipu_wheel *w, struct aipu_wheel_node *n,
+		    unsigned long time)
 {
 	n->time = time;
-	list_add_tail(&n->link, time_before(time, w->clock) ? &w->late :
-							      wheel_slot(w, time));
+	list_add_tail(&n->link, time_before(time, w->clock) ?
+				&w->late : aipu_wheel_slot(w, time));
 	w->nodes++;
 }
 
-void wheel_del(struct aipu_wheel *w, struct aipu_wheel_node *n)
+void aipu_wheel_del(struct aipu_wheel *w, struct aipu_wheel_node *n)
 {
 	list_del_init(&n->link);
 	w->nodes--;
@@ -69,10 +70,10 @@ void wheel_del(struct aipu_wheel *w, struct aipu_wheel_node *n)
  * exact.  A walk of at most every slot (for `stat`), one division for the
  * first, an index stepped for the rest.
  */
-bool wheel_first(struct aipu_wheel *w, unsigned long *time)
+bool aipu_wheel_first(struct aipu_wheel *w, unsigned long *time)
 {
 	unsigned long turn = (unsigned long)w->width * w->nslots;
-	unsigned int i = wheel_slot(w, w->clock) - w->slot, s;
+	unsigned int i = aipu_wheel_slot(w, w->clock) - w->slot, s;
 	struct aipu_wheel_node *n;
 	bool found = false;
 
@@ -121,7 +122,7 @@ static bool visit(struct aipu_wheel *w, struct list_head *slot,
 	 */
 	if (!list_empty(&w->seen)) {
 		n = list_first_entry(&w->seen, struct aipu_wheel_node, link);
-		list_splice_tail_init(&w->seen, wheel_slot(w, n->time));
+		list_splice_tail_init(&w->seen, aipu_wheel_slot(w, n->time));
 	}
 	return true;
 }
@@ -144,7 +145,7 @@ static bool visit_late(struct aipu_wheel *w, unsigned long cutoff,
 			list_move_tail(&n->link, due);
 			w->nodes--;
 		} else {
-			list_move_tail(&n->link, wheel_slot(w, n->time));
+			list_move_tail(&n->link, aipu_wheel_slot(w, n->time));
 		}
 	}
 	return true;
@@ -154,11 +155,11 @@ static bool visit_late(struct aipu_wheel *w, unsigned long cutoff,
  * Phase 1: move the nodes dirtied before @cutoff onto @due, visiting at most
  * *@budget nodes (counted down).  Returns true when done, false when the
  * budget ran out: call again (the lock may be dropped in between).  The
- * caller takes each due file's pages and puts it back with wheel_add() at
+ * caller takes each due file's pages and puts it back with aipu_wheel_add() at
  * its next time if it still has some.
  */
-bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,
-	       struct list_head *due, unsigned int *budget)
+bool aipu_wheel_due(struct aipu_wheel *w, unsigned long cutoff,
+		    struct list_head *due, unsigned int *budget)
 {
 	unsigned long steps;
 
@@ -181,7 +182,8 @@ bool wheel_due(struct aipu_wheel *w, unsigned long cutoff,
 		/* @cutoff's own slot holds nothing due if it starts there. */
 		if (!steps && w->clock == cutoff)
 			return true;
-		if (!visit(w, wheel_slot(w, w->clock), cutoff, due, budget))
+		if (!visit(w, aipu_wheel_slot(w, w->clock), cutoff, due,
+			   budget))
 			return false;
 		if (!steps--)
 			return true;	/* @cutoff's slot: visited again next time */
