@@ -59,14 +59,91 @@
 
 #define AIPU_NAME "aipu"
 
+/*
+ * Locking: every lock aipu takes, outermost first, what it protects and
+ * the context it is taken in.  Each lock's definition points here.
+ *
+ *   kupdate_mutex (policy.c)      kupdate_off, kupdate_saved, stopping:
+ *                                 Linux's periodic writeback off or on.
+ *                                 Process context (the flusher each
+ *                                 period, sysfs stores, module exit).
+ *   knob_mutex (knobs.c)          a store's check-and-set of one knob and
+ *                                 its changed() hook; never held while
+ *                                 kupdate_mutex is taken (a store calls
+ *                                 aipu_kupdate_update() after dropping it).
+ *   s_umount, shared (kernel)     the pin of a mapping being written
+ *                                 (mapping.c, aipu_pin()): trylock only,
+ *                                 so an umount or remount in progress is
+ *                                 never waited for.  Released last, after
+ *                                 the inode's reference or I_SYNC.
+ *   inode->i_lock (kernel)        I_SYNC set and cleared, the inode's state
+ *                                 read for the pin and for the settle after
+ *                                 a write (aipu_handover_owns_locked()).
+ *   wb->work_lock, wb->list_lock, sb->s_inode_list_lock (kernel)
+ *                                 taken by the handover's look (handover.c)
+ *                                 alone, as fs-writeback.c takes them.
+ *   answer_lock (handover.c)      the handover's last answer; spinlock_t,
+ *                                 process context, no other lock held.
+ *   wbq->lock (wbq.c)             a writeback context's takes and counts;
+ *                                 spinlock_t, process context (flusher and
+ *                                 its worker), no other lock held.
+ *   mapping->i_pages (kernel)     held by the kernel, interrupts off, when
+ *                                 writeback_dirty_folio fires: the probe
+ *                                 runs under it, so every dirtying of one
+ *                                 file is serialised and reads jiffies in
+ *                                 order.  A sleeping lock on PREEMPT_RT,
+ *                                 hence every aipu lock below is raw.
+ *   devs_lock (dev.c)             changes to the list of devices (RCU to
+ *                                 read), nr_devs, the reaped devices' sums;
+ *                                 raw, interrupts off; the probe that finds
+ *                                 a new device takes it under i_pages.
+ *   aipu_dev->lock (dev.c)        the device's queue, struct aipu_queue:
+ *                                 its wheel, due, drain, retried and
+ *                                 timestamps lists and its counters; the
+ *                                 device's purges.  Raw, interrupts off.
+ *   aipu_mapping->lock (mapping.c, aipu_file_lock())
+ *                                 one file's state: its queue (log, live
+ *                                 bits, retries), its three entries, where
+ *                                 it is and at what time, users, dead,
+ *                                 draining.  Raw, interrupts off.  Taken
+ *                                 inside its device's lock, or alone by the
+ *                                 probe's fast path (a page of a file
+ *                                 already queued: aipu_queue_pages_fast()).
+ *                                 Never two files' at once.  Every
+ *                                 *_locked() helper asserts it.
+ *   table_locks[] (mapping.c)     changes to a bucket of the mapping hash
+ *                                 (RCU to read); raw, interrupts off.
+ *   reserve->lock (mem.c)         a slab cache's reserve for the probes;
+ *                                 raw, interrupts off, innermost.
+ *
+ * So: i_pages -> devs_lock -> device -> file -> table, reserve.  The order
+ * is mm/filemap.c's rule for the page cache's own locks, extended: nothing
+ * of aipu's is held while the kernel's sleeping locks are taken, and no
+ * slab object is freed under a raw lock on PREEMPT_RT (src/mem.c).
+ *
+ * Pinning a mapping (mapping.c): a tracker found under RCU and seen alive
+ * (!dead) under its device's lock has a valid inode and super block (both
+ * freed after a grace period; eviction marks the tracker dead first, under
+ * the device's lock).  Data is written with s_umount shared and I_SYNC set
+ * under i_lock, as writeback_single_inode() does: eviction waits for I_SYNC,
+ * so no reference is taken and the last iput() stays its caller's.  An
+ * inode's metadata is written with a reference instead (igrab(), dropped
+ * before s_umount, never on a frozen super block): no reference outlives
+ * its file system's umount.
+ *
+ * States: a file's and an entry's, with their legal transitions, are in
+ * include/aipu_queue.h.
+ */
+
 struct backing_dev_info;
 
 /*
  * dev.c: a backing device's queue.  @lock guards @tr's lists and counters
  * (taken inside the mapping's i_pages lock by the probes, interrupts off);
  * each file's state is under its own lock (struct aipu_mapping's), taken
- * inside this one when both are held.  The rest is its flusher's
- * (flusher.c, policy.c, purge.c), touched only from its work item.
+ * inside this one when both are held (Locking, above).  The rest is its
+ * flusher's (flusher.c, policy.c, purge.c), touched only from its work
+ * item.
  */
 struct aipu_dev {
 	struct list_head node;		/* every device, RCU */
@@ -166,7 +243,7 @@ void aipu_dev_exit(void);
 struct aipu_mapping {
 	struct aipu_file t;
 	/*
-	 * The file's own lock (aipu_queue.h): raw, as the device's, for
+	 * The file's own lock (Locking, above): raw, as the device's, for
 	 * the probes run with interrupts off on RT too.
 	 */
 	raw_spinlock_t lock;

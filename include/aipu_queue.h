@@ -31,7 +31,7 @@
  * max_batch is the flusher's to enforce (a batch's max_pages), and what it
  * leaves due goes back at the end of the pass.
  *
- * Two locks (docs/design.md, section 2).  The device's guards its lists
+ * Two locks (include/aipu.h, Locking).  The device's guards its lists
  * (the wheel, the due, drain, retried and timestamps lists) and its
  * counters; each file's own (aipu_file_lock()) guards the file's state:
  * its queue, its entries, where it is and at what time.  Callers of
@@ -50,6 +50,43 @@
 #include "aipu_flog.h"
 #include "aipu_wheel.h"
 
+/*
+ * States, all under the file's lock.
+ *
+ * An entry (the whole-file, metadata or timestamps entry of a file):
+ *
+ *   IDLE    -> WAITING   dirtied: a fallback, the inode's metadata or its
+ *                        timestamps (queued at that time, the file moved
+ *                        earlier in the wheel if need be)
+ *   WAITING -> WAITING   dirtied again after someone else wrote it clean:
+ *                        queued anew at the new time (metadata)
+ *   WAITING -> ISSUING   taken by phase 2 (the file's users + 1)
+ *   ISSUING -> IDLE      written (aipu_queue_done_entry(), users - 1)
+ *   ISSUING -> RETRY     put back: refused, or dirtied while out (@again);
+ *                        on the device's retried list
+ *   ISSUING -> WAITING   a timestamps entry dirtied while out: requeued at
+ *                        its place in the device's timestamps list
+ *   RETRY   -> WAITING   the end of the pass: due in the next one
+ *   WAITING, RETRY -> IDLE   the mapping evicted (aipu_queue_kill())
+ *
+ * A file (struct aipu_file): @where is NOWHERE (nothing to take), WHEEL (in
+ * the slot of its oldest queued page or entry) or DUE (on the due list).
+ *
+ *   NOWHERE -> WHEEL     a page or entry queued (requeue())
+ *   WHEEL   -> WHEEL     something older queued: an earlier slot, O(1)
+ *   WHEEL   -> DUE       phase 1 reached its slot, staging picked it
+ *                        (@staged: all of it goes), or it is due now
+ *   DUE     -> NOWHERE   phase 2 took all of it that is due, or the pass
+ *                        ended; then requeue(): WHEEL if anything is left
+ *   WHEEL, DUE -> NOWHERE    nothing left to take, or evicted
+ *
+ * and its flags: @hashed from creation until eviction or its last put
+ * (findable by aipu_file_lookup()); @draining while its queue is being
+ * freed a budget at a time (eviction, the shrinker, an umount's park: the
+ * queue is not used meanwhile); @dead from eviction on (nothing is added,
+ * and it is freed once @users, its batches and entries out, drops to 0 and
+ * it is nowhere).  A dead file never becomes live again.
+ */
 enum aipu_entry_kind { AIPU_ENTRY_WHOLE, AIPU_ENTRY_META, AIPU_ENTRY_TIMES };
 enum aipu_entry_state {
 	AIPU_ENTRY_IDLE,	/* nothing to write */

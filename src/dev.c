@@ -36,7 +36,7 @@
 #define AIPU_SLOT_JIFFIES max(HZ / 16, 1)
 
 static LIST_HEAD(devs);			/* RCU */
-static DEFINE_RAW_SPINLOCK(devs_lock);	/* changing @devs */
+static DEFINE_RAW_SPINLOCK(devs_lock);	/* changing @devs; see aipu.h */
 static unsigned int nr_devs;
 static struct aipu_sums retired;	/* of devices reaped; @devs_lock */
 static unsigned int retire_seq;		/* bumped by each reap; @devs_lock */

@@ -73,7 +73,7 @@ static DECLARE_DELAYED_WORK(look_work, look_fn);
 static void rearm_fn(struct work_struct *w);
 static DECLARE_WORK(rearm_work, rearm_fn);
 
-/* The last look's answer, and when it began. */
+/* The last look's answer, and when it began (locking: include/aipu.h). */
 static DEFINE_SPINLOCK(answer_lock);
 static struct look answer;
 static unsigned long answer_at;

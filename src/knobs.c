@@ -140,6 +140,7 @@ bad:
 	return -EINVAL;
 }
 
+/* A store's check and set (locking: include/aipu.h). */
 static DEFINE_MUTEX(knob_mutex);
 
 int aipu_knob_set(const struct aipu_knob *k, const char *buf)

@@ -42,7 +42,7 @@
 
 struct hlist_head *aipu_mapping_table;
 unsigned int aipu_mapping_bits;
-static raw_spinlock_t table_locks[AIPU_TABLE_LOCKS];
+static raw_spinlock_t table_locks[AIPU_TABLE_LOCKS];	/* see aipu.h */
 
 static struct aipu_mapping *to_mapping(struct aipu_file *t)
 {

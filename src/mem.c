@@ -60,7 +60,7 @@
 
 struct reserve {
 	struct kmem_cache *cache;
-	raw_spinlock_t lock;		/* @nr and @obj */
+	raw_spinlock_t lock;		/* @nr, @obj: see aipu.h */
 	unsigned int nr, cap;
 	void **obj;
 	struct llist_head to_free;	/* !AIPU_SLAB_ATOMIC: freed under a lock */

@@ -43,6 +43,7 @@ static unsigned long watched_from, untracked_at;
 static bool untracked_seen;
 static unsigned int policy_gen = 1;	/* bumped by every switch; 0: never */
 
+/* Guards the three below (locking: include/aipu.h). */
 static DEFINE_MUTEX(kupdate_mutex);
 static bool kupdate_off, stopping;
 static unsigned int kupdate_saved;

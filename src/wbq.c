@@ -59,7 +59,7 @@ struct aipu_wbq {
 	struct list_head node;		/* in its device's wbqs */
 	struct aipu_dev *d;
 	const void *wb;			/* the context: compared, not followed */
-	spinlock_t lock;		/* @takes and @out */
+	spinlock_t lock;		/* @takes, @out: see aipu.h */
 	struct list_head takes;
 	unsigned int out;		/* takes queued or being issued */
 	unsigned int extents;		/* in them */
