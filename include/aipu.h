@@ -365,6 +365,8 @@ static inline bool aipu_policy_wants_poke(void)
 
 void aipu_policy_plan(struct aipu_dev *d, unsigned long now);
 bool aipu_policy_scan(struct aipu_dev *d, unsigned int budget);
+unsigned long aipu_policy_cutoff(struct aipu_dev *d);
+long aipu_policy_due_in(struct aipu_dev *d);
 void aipu_policy_staged(struct aipu_dev *d);
 long aipu_policy_timeout(struct aipu_dev *d, unsigned long now,
 			 unsigned long next_tick);

@@ -56,27 +56,6 @@ static DECLARE_DELAYED_WORK(tick_work, tick_fn);
  */
 static bool stopping = true;
 
-/*
- * Under aipu a page is written only once it is older than max_age_ms.
- * Paced, phase 1 queued the files that come due within this period, and
- * each is taken when it does, so the device sees the writes spaced as they
- * were dirtied, not one burst a period.  Jiffies until the next is due, -1
- * if none.
- */
-static long due_left(struct aipu_dev *d)
-{
-	unsigned long flags, time, due;
-	bool any;
-
-	flags = aipu_dev_lock(d);
-	any = aipu_queue_next_time(&d->tr, &time);
-	aipu_dev_unlock(d, flags);
-	if (!any)
-		return -1;
-	due = time + msecs_to_jiffies(READ_ONCE(aipu_max_age_ms)) + 1;
-	return time_before(jiffies, due) ? due - jiffies : 0;
-}
-
 /* A paced pass waits for its next file, or for a kick or kthread_stop(). */
 static void wait_due(long left)
 {
@@ -152,58 +131,74 @@ static unsigned long issue_take(struct aipu_dev *d, struct aipu_entry *e,
 		   aipu_issue_batch(d, t, x, n, how);
 }
 
+/* One take of phase 2, collected under the device's lock. */
+struct pending {
+	struct aipu_entry *e;	/* an entry, else the batch in d->batch */
+	const void *wb;		/* the writeback context it is charged to */
+	bool staged;		/* the batch is of a file staging moved */
+};
+
 /*
- * Phase 2: each due entry and page is taken off exactly once.  The policy is
- * asked per take, so a switch to "kernel" stops writing at once.
+ * Collect, under the lock: the next due entry or batch of pages at
+ * @cutoff and whose writeback context it is, as dm-delay collects its
+ * expired bios.  False: this pass takes no more (take_room()).
+ */
+static bool collect(struct aipu_dev *d, unsigned long cutoff,
+		    unsigned long taken, struct pending *k)
+{
+	struct aipu_batch *b = d->batch;
+	unsigned long flags;
+	bool room;
+
+	flags = aipu_dev_lock(d);
+	k->staged = aipu_queue_next_staged(&d->tr);
+	room = take_room(d, taken, &b->max_pages);
+	k->e = room ? aipu_queue_take(&d->tr, cutoff, b) : NULL;
+	if (k->e && k->e->kind != AIPU_ENTRY_META)
+		k->wb = aipu_tracker_wb(d, k->e->t);
+	else
+		k->wb = b->t && room ? aipu_tracker_wb(d, b->t) : NULL;
+	aipu_dev_unlock(d, flags);
+	return room;
+}
+
+/*
+ * Phase 2: each due entry and page is taken off exactly once, collected
+ * under the lock and issued outside it.  What is due and when is the
+ * policy's (aipu_policy_due_in(), aipu_policy_cutoff()), asked per take,
+ * so a switch to "kernel" stops writing at once.
  */
 static unsigned long issue_pending(struct aipu_dev *d)
 {
-	unsigned long flags, written = 0, taken = 0, cutoff, pages;
-	enum aipu_issue_how how;
+	unsigned long written = 0, taken = 0, pages;
 	struct aipu_batch *b = d->batch;
-	struct aipu_entry *e;
+	enum aipu_issue_how how;
 	struct blk_plug plug;
-	bool aged, staged, room;
-	const void *wb;
+	struct pending k;
 	long left;
 
 	blk_start_plug(&plug);
 	while (!kthread_should_stop()) {
-		aged = READ_ONCE(aipu_policy) == AIPU_POLICY_AIPU;
-		left = aged ? due_left(d) : 0;
-		/* Not due this period (max_age_ms was raised): next pass. */
-		if (left < 0 ||
-		    left > msecs_to_jiffies(READ_ONCE(aipu_period_ms)))
+		left = aipu_policy_due_in(d);
+		if (left < 0)
 			break;
 		if (left) {
 			wait_due(left);
 			continue;
 		}
-		cutoff = aged ? jiffies -
-				msecs_to_jiffies(READ_ONCE(aipu_max_age_ms)) :
-				d->scan.cutoff;
-		flags = aipu_dev_lock(d);
-		staged = aipu_queue_next_staged(&d->tr);
-		room = take_room(d, taken, &b->max_pages);
-		e = room ? aipu_queue_take(&d->tr, cutoff, b) : NULL;
-		if (e && e->kind != AIPU_ENTRY_META)
-			wb = aipu_tracker_wb(d, e->t);
-		else
-			wb = b->t && room ? aipu_tracker_wb(d, b->t) : NULL;
-		aipu_dev_unlock(d, flags);
-		if (!room)
+		if (!collect(d, aipu_policy_cutoff(d), taken, &k))
 			break;
 		how = aipu_policy_writes() ? AIPU_ISSUE_WRITE :
 					     AIPU_ISSUE_CHECK;
-		if (e) {
-			written += issue_take(d, e, NULL, wb, how);
+		if (k.e) {
+			written += issue_take(d, k.e, NULL, k.wb, how);
 		} else if (b->t) {
 			pages = batch_pages(b);
 			taken += pages;
-			if (staged && d->scan.stage_pages != ULONG_MAX)
+			if (k.staged && d->scan.stage_pages != ULONG_MAX)
 				d->scan.stage_pages -= min(pages,
 							   d->scan.stage_pages);
-			written += issue_take(d, NULL, b, wb, how);
+			written += issue_take(d, NULL, b, k.wb, how);
 		} else if (!b->again) {
 			break;
 		}

@@ -162,6 +162,43 @@ void aipu_policy_plan(struct aipu_dev *d, unsigned long now)
 }
 
 /*
+ * Phase 2's cutoff: pages first dirtied at or before it are due.  Under
+ * aipu, strictly older than max_age_ms now (paced, phase 1 queued what
+ * comes due within the period, and each file is taken as it does);
+ * under the others, what the plan chose.
+ */
+unsigned long aipu_policy_cutoff(struct aipu_dev *d)
+{
+	if (READ_ONCE(aipu_policy) != AIPU_POLICY_AIPU)
+		return d->scan.cutoff;
+	return jiffies - ms(&aipu_max_age_ms);
+}
+
+/*
+ * Jiffies until phase 2's next take is due: 0 now, -1 none this period
+ * (nothing queued, or max_age_ms was raised: the next pass).  Only aipu
+ * waits: the device's writes are then spaced as the pages were dirtied,
+ * not one burst a period.
+ */
+long aipu_policy_due_in(struct aipu_dev *d)
+{
+	unsigned long flags, time, due, now = jiffies;
+	bool any;
+
+	if (READ_ONCE(aipu_policy) != AIPU_POLICY_AIPU)
+		return 0;
+	flags = aipu_dev_lock(d);
+	any = aipu_queue_next_time(&d->tr, &time);
+	aipu_dev_unlock(d, flags);
+	if (!any)
+		return -1;
+	due = time + ms(&aipu_max_age_ms) + 1;
+	if (!time_before(now, due))
+		return 0;
+	return due - now > ms(&aipu_period_ms) ? -1 : due - now;
+}
+
+/*
  * Phase 1 for the plan, at most @budget entries; device's lock held.  True
  * when phase 1 is done for this pass.
  */

@@ -789,7 +789,7 @@ static int pass(unsigned long cutoff, unsigned long limit, unsigned int stage)
 	/*
 	 * Paced (pace=1): phase 2 takes each file as it comes due, with a
 	 * cutoff behind phase 1's, waiting (the cutoff moving on) for the
-	 * first due file's next time, as the flusher's due_left() does.
+	 * first due file's next time, as aipu_policy_due_in() does.
 	 */
 	tc = rand() % 3 ? cutoff : cutoff - rand() % 8;
 	if (drain_held)
