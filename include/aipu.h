@@ -28,7 +28,7 @@
  *   purge.c    write purge: drop pages aipu wrote once they are clean
  *   lazytime.c lazytime timestamps, written once dirtytime_expire_seconds old
  *   proc.c     /proc as the initial namespaces see it
- *   knobs.c    tunables, mirrored as module parameters
+ *   knobs.c    tunables from include/aipu_knobs.h, and module parameters
  *   sysfs.c    /sys/kernel/aipu/
  *   debugfs.c  /sys/kernel/debug/aipu/: every device's line
  *
@@ -335,13 +335,13 @@ enum aipu_policy_id {
 	AIPU_NR_POLICIES,
 };
 
-enum { AIPU_WRITE_UPDATE, AIPU_WRITE_PURGE };
+enum { AIPU_WRITE_UPDATE, AIPU_WRITE_PURGE, AIPU_NR_WRITE_ALLOCS };
 
 extern unsigned int aipu_policy, aipu_max_age_ms, aipu_period_ms,
 	aipu_pu_interval_ms, aipu_handover_ms, aipu_stage_interval_ms,
 	aipu_stage_batch, aipu_write_alloc, aipu_pace, aipu_max_batch;
-extern const struct aipu_knob aipu_knobs[];
-extern const unsigned int aipu_nr_knobs;
+extern struct aipu_knob aipu_knobs[];
+extern unsigned int aipu_nr_knobs;
 int aipu_knobs_check(void);
 int aipu_knob_set(const struct aipu_knob *k, const char *buf);
 void aipu_knobs_policy_kernel(void);

@@ -2,8 +2,9 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 /*
- * aipu: tunables.  One table drives both the module parameters (initial
- * values at insmod) and /sys/kernel/aipu/ (run time), as null_blk does.
+ * aipu: tunables.  One list (include/aipu_knobs.h) makes the module
+ * parameters (initial values at insmod) and the table behind
+ * /sys/kernel/aipu/ (run time), one line per knob as null_blk's.
  * A knob is a number in [min, max] or, with @choices, one of a few names
  * shown like /sys/block/<dev>/queue/scheduler.
  */
@@ -12,44 +13,6 @@
 
 #include "aipu.h"
 #include "aipu_trace.h"
-
-unsigned int aipu_policy = AIPU_POLICY_KERNEL;
-unsigned int aipu_max_age_ms = 30000;
-unsigned int aipu_period_ms = 1000;
-unsigned int aipu_pu_interval_ms = 30000;
-unsigned int aipu_handover_ms = 35000;
-unsigned int aipu_stage_interval_ms = 1000;
-unsigned int aipu_stage_batch = 1;
-unsigned int aipu_write_alloc = AIPU_WRITE_UPDATE;
-unsigned int aipu_pace = 1;
-unsigned int aipu_max_batch;
-
-static char *policy = "kernel";
-static char *write_alloc = "update";
-
-module_param(policy, charp, 0444);
-MODULE_PARM_DESC(policy, "Update policy at load: kernel, aipu, pu or stage (default kernel)");
-module_param_named(max_age_ms, aipu_max_age_ms, uint, 0444);
-MODULE_PARM_DESC(max_age_ms, "Write pages dirty for longer than this (default 30000)");
-module_param_named(period_ms, aipu_period_ms, uint, 0444);
-MODULE_PARM_DESC(period_ms, "Flusher period (default 1000)");
-module_param_named(pu_interval_ms, aipu_pu_interval_ms, uint, 0444);
-MODULE_PARM_DESC(pu_interval_ms, "pu: write everything this often (default 30000)");
-module_param_named(handover_ms, aipu_handover_ms, uint, 0444);
-MODULE_PARM_DESC(handover_ms, "Keep Linux's periodic writeback on this long after load, for data dirtied before (default 35000)");
-module_param_named(stage_interval_ms, aipu_stage_interval_ms, uint, 0444);
-MODULE_PARM_DESC(stage_interval_ms, "stage: minimum interval C between staged batches, 0 = at once (default 1000)");
-module_param_named(stage_batch, aipu_stage_batch, uint, 0444);
-MODULE_PARM_DESC(stage_batch, "stage: pages per staged batch, oldest files first (default 1)");
-module_param(write_alloc, charp, 0444);
-MODULE_PARM_DESC(write_alloc, "update: written pages stay cached; purge: dropped once clean (default update)");
-module_param_named(pace, aipu_pace, uint, 0444);
-MODULE_PARM_DESC(pace, "aipu: spread a period's writes across the period, 0 or 1 (default 1)");
-module_param_named(max_batch, aipu_max_batch, uint, 0444);
-MODULE_PARM_DESC(max_batch, "aipu: at most this many pages per flusher pass, 0 = no limit (default 0)");
-
-static const char * const policies[] = { "kernel", "aipu", "pu", "stage" };
-static const char * const write_allocs[] = { "update", "purge" };
 
 /*
  * Purge drops pages aipu wrote, and under "kernel" aipu writes nothing.
@@ -73,22 +36,56 @@ static const char *policy_needs_probe(const struct aipu_knob *k,
 	       "the eviction probe was disarmed; reload aipu" : NULL;
 }
 
-const struct aipu_knob aipu_knobs[] = {
-	{ "policy", &aipu_policy, 0, AIPU_NR_POLICIES - 1, policies,
-	  &policy, policy_needs_probe, aipu_policy_changed },
-	{ "max_age_ms", &aipu_max_age_ms, 100, 3600000 },
-	{ "period_ms", &aipu_period_ms, 10, 60000 },
-	{ "pu_interval_ms", &aipu_pu_interval_ms, 100, 3600000 },
-	{ "handover_ms", &aipu_handover_ms, 0, 3600000 },
-	{ "stage_interval_ms", &aipu_stage_interval_ms, 0, 3600000 },
-	{ "stage_batch", &aipu_stage_batch, 1, 65536 },
-	{ "write_alloc", &aipu_write_alloc, 0, 1, write_allocs,
-	  &write_alloc, purge_needs_writer },
-	{ "pace", &aipu_pace, 0, 1 },
-	{ "max_batch", &aipu_max_batch, 0, 1U << 24 },
-};
+/*
+ * The variables and module parameters (include/aipu_knobs.h).  A choice's
+ * parameter is the name given at load, else its default's (set by
+ * aipu_knobs_check()).  The description is MODULE_PARM_DESC()'s own
+ * expansion, with the range and default of a number appended.
+ */
+#define AIPU_CHOICE(name, conflicts, changed, desc, ...)		\
+	static const char * const name##_choices[] = { __VA_ARGS__ };	\
+	static char *aipu_param_##name;					\
+	unsigned int aipu_##name;					\
+	module_param_named(name, aipu_param_##name, charp, 0444);	\
+	__MODULE_INFO(parm, aipu_desc_##name, #name ":" desc)
+#define AIPU_NUMBER(name, def, min, max, desc)				\
+	unsigned int aipu_##name = def;					\
+	module_param_named(name, aipu_##name, uint, 0444);		\
+	__MODULE_INFO(parm, aipu_desc_##name, #name ":" desc		\
+		      " (" #min " to " #max ", default " #def ")")
+#include "aipu_knobs.h"
+#undef AIPU_CHOICE
+#undef AIPU_NUMBER
 
-const unsigned int aipu_nr_knobs = ARRAY_SIZE(aipu_knobs);
+/* The choices' enums and names agree. */
+static_assert(ARRAY_SIZE(policy_choices) == AIPU_NR_POLICIES);
+static_assert(ARRAY_SIZE(write_alloc_choices) == AIPU_NR_WRITE_ALLOCS);
+static_assert(AIPU_POLICY_KERNEL == 0 && AIPU_WRITE_UPDATE == 0);
+
+/* The table, in the list's order: filled once, at load, before sysfs. */
+#define AIPU_KNOBS_MAX 16
+struct aipu_knob aipu_knobs[AIPU_KNOBS_MAX];
+unsigned int aipu_nr_knobs;
+
+static void knob_add(const struct aipu_knob *k)
+{
+	if (aipu_nr_knobs < AIPU_KNOBS_MAX)
+		aipu_knobs[aipu_nr_knobs] = *k;
+	aipu_nr_knobs++;	/* past AIPU_KNOBS_MAX: aipu_knobs_check() fails */
+}
+
+static void knobs_fill(void)
+{
+#define AIPU_CHOICE(name, conflicts, changed, desc, ...)		\
+	knob_add(&(struct aipu_knob){ #name, &aipu_##name, 0,		\
+		 ARRAY_SIZE(name##_choices) - 1, name##_choices,	\
+		 &aipu_param_##name, conflicts, changed })
+#define AIPU_NUMBER(name, def, min, max, desc)				\
+	knob_add(&(struct aipu_knob){ #name, &aipu_##name, min, max })
+#include "aipu_knobs.h"
+#undef AIPU_CHOICE
+#undef AIPU_NUMBER
+}
 
 static int knob_parse(const struct aipu_knob *k, const char *buf,
 		      unsigned int *v)
@@ -125,11 +122,26 @@ int aipu_knobs_check(void)
 	const struct aipu_knob *k;
 	unsigned int v;
 
+	knobs_fill();
+	if (aipu_nr_knobs > AIPU_KNOBS_MAX) {
+		pr_err("%u knobs, room for %u: raise AIPU_KNOBS_MAX\n",
+		       aipu_nr_knobs, AIPU_KNOBS_MAX);
+		return -EINVAL;
+	}
 	for (k = aipu_knobs; k < aipu_knobs + aipu_nr_knobs; k++) {
-		if (k->choices && !knob_parse(k, *k->param, &v))
-			*k->val = v;
-		else if (k->choices || *k->val < k->min || *k->val > k->max)
+		if (!k->choices) {
+			if (*k->val < k->min || *k->val > k->max)
+				goto bad;
+			continue;
+		}
+		if (!*k->param) {
+			/* Not given: the default's name (not freed at unload). */
+			*k->param = (char *)k->choices[*k->val];
+			continue;
+		}
+		if (knob_parse(k, *k->param, &v))
 			goto bad;
+		*k->val = v;
 	}
 	for (k = aipu_knobs; k < aipu_knobs + aipu_nr_knobs; k++)
 		if (k->conflicts && k->conflicts(k, *k->val))
@@ -202,5 +214,5 @@ ssize_t aipu_knob_show(const struct aipu_knob *k, char *buf)
 
 const char *aipu_policy_name(unsigned int id)
 {
-	return policies[id];
+	return policy_choices[id];
 }

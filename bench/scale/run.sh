@@ -83,7 +83,7 @@ commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
 timed=(src/queue/queue.c src/queue/flog.c src/queue/log.c src/queue/live.c src/queue/wheel.c
 	include/aipu_queue.h include/aipu_flog.h include/aipu_log.h
 	include/aipu_live.h include/aipu_wheel.h)
-sources=("${timed[@]}" src/flusher.c src/mapping.c src/dev.c src/knobs.c tests/unit bench/scale)
+sources=("${timed[@]}" src/flusher.c src/mapping.c src/dev.c src/knobs.c include/aipu_knobs.h tests/unit bench/scale)
 dirty=$(git -C "$root" status --porcelain -- "${sources[@]}" 2>/dev/null || true)
 cpu=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)
 cores=$(nproc)

@@ -78,7 +78,7 @@
 #error "AIPU_SLOT_JIFFIES: build with make, which reads it from src/dev.c"
 #endif
 #if !defined(AIPU_MAX_AGE_MS) || !defined(AIPU_PERIOD_MS)
-#error "AIPU_MAX_AGE_MS, AIPU_PERIOD_MS: build with make (src/knobs.c)"
+#error "AIPU_MAX_AGE_MS, AIPU_PERIOD_MS: build with make (include/aipu_knobs.h)"
 #endif
 #ifndef HZ
 #error "HZ: build with make"
@@ -2568,7 +2568,7 @@ static void measure_steady(const unsigned long *sizes, unsigned int nsizes)
 	char b1[32];
 
 	printf("\n## 6. The steady state: files phase 1 looks at per extent written\n\n");
-	printf("F files on one device, %d new random pages a jiffy (%d a second at HZ = %d), each of a file picked at random (\"hot\": file = F x u^3, u uniform, so a few files get most pages); the flusher's pass every period_ms = %d ms (%lu jiffies) on a fixed grid, as src/flusher.c runs it under policy aipu with max_age_ms = %d (%lu jiffies; both defaults read from src/knobs.c): phase 1 with a cutoff of max_age_ms back (paced: a period later, the module's default), phase 2 taking each due file as it comes due (every page written), the end of the pass. The first max_age_ms and 4 periods fill the queue; then %d periods are counted. \"looked at\": files phase 1 visited (entries_scanned, the budget it spent); \"extents written\": the merged extents of the batches, what the flusher writes; aipu_flog_take() looks at no entry it does not take here (nothing is stale). The module's slots: AIPU_SLOT_JIFFIES = %lu jiffies (src/dev.c), %d of them. The other widths are for contrast, not what the module uses. Issue 14's target: at most 1.05 looked at per extent written.\n\n",
+	printf("F files on one device, %d new random pages a jiffy (%d a second at HZ = %d), each of a file picked at random (\"hot\": file = F x u^3, u uniform, so a few files get most pages); the flusher's pass every period_ms = %d ms (%lu jiffies) on a fixed grid, as src/flusher.c runs it under policy aipu with max_age_ms = %d (%lu jiffies; both defaults read from include/aipu_knobs.h): phase 1 with a cutoff of max_age_ms back (paced: a period later, the module's default), phase 2 taking each due file as it comes due (every page written), the end of the pass. The first max_age_ms and 4 periods fill the queue; then %d periods are counted. \"looked at\": files phase 1 visited (entries_scanned, the budget it spent); \"extents written\": the merged extents of the batches, what the flusher writes; aipu_flog_take() looks at no entry it does not take here (nothing is stale). The module's slots: AIPU_SLOT_JIFFIES = %lu jiffies (src/dev.c), %d of them. The other widths are for contrast, not what the module uses. Issue 14's target: at most 1.05 looked at per extent written.\n\n",
 	       STEADY_RATE, STEADY_RATE * HZ, HZ, AIPU_PERIOD_MS, PERIOD_J,
 	       AIPU_MAX_AGE_MS, MAX_AGE_J, quick ? 10 : 60,
 	       (unsigned long)AIPU_SLOT_JIFFIES, AIPU_QUEUE_SLOTS);
@@ -3268,7 +3268,7 @@ int main(int argc, char **argv)
 	start = now_ns();
 	timer = timer_overhead();
 	printf("# aipu scale benchmark: the log-based queue (src/queue/queue.c) in user space\n\n");
-	printf("Constants read from src/ at build time: AIPU_SCAN_BATCH = %d (src/flusher.c), a table bucket per %d pages of memory, 2^%d to 2^%d (src/mapping.c), AIPU_SLOT_JIFFIES = %lu at HZ = %d (src/dev.c), max_age_ms = %d and period_ms = %d (src/knobs.c); from the headers: AIPU_DRAIN_BATCH = %d, AIPU_HANDBACK_MAX = %d, AIPU_HANDBACK_PAGES = %d, AIPU_QUEUE_BYTES_MAX = %lu, AIPU_QUEUE_SLOTS = %d, AIPU_FLOG_TAKE_ENTRIES = %d, AIPU_FLOG_TAKE_PAGES = %d. Mode: %s, %u rounds. A hold's two clock reads (clock_gettime() here, local_clock() in aipu_dev_lock()/aipu_dev_unlock()) back to back: %.0f ns (median), included in every hold and transition below.\n\n",
+	printf("Constants read from src/ at build time: AIPU_SCAN_BATCH = %d (src/flusher.c), a table bucket per %d pages of memory, 2^%d to 2^%d (src/mapping.c), AIPU_SLOT_JIFFIES = %lu at HZ = %d (src/dev.c), max_age_ms = %d and period_ms = %d (include/aipu_knobs.h); from the headers: AIPU_DRAIN_BATCH = %d, AIPU_HANDBACK_MAX = %d, AIPU_HANDBACK_PAGES = %d, AIPU_QUEUE_BYTES_MAX = %lu, AIPU_QUEUE_SLOTS = %d, AIPU_FLOG_TAKE_ENTRIES = %d, AIPU_FLOG_TAKE_PAGES = %d. Mode: %s, %u rounds. A hold's two clock reads (clock_gettime() here, local_clock() in aipu_dev_lock()/aipu_dev_unlock()) back to back: %.0f ns (median), included in every hold and transition below.\n\n",
 	       AIPU_SCAN_BATCH, AIPU_TABLE_PAGES_PER_BUCKET,
 	       AIPU_TABLE_MIN_BITS, AIPU_TABLE_MAX_BITS,
 	       (unsigned long)AIPU_SLOT_JIFFIES, HZ, AIPU_MAX_AGE_MS,

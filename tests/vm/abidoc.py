@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Compare docs/ABI/testing/sysfs-kernel-aipu with a loaded module's files.
 
-    abidoc.py check --doc FILE --sysfs DIR [--defaults]
+    abidoc.py check --doc FILE --sysfs DIR [--defaults] [--modinfo FILE]
     abidoc.py list --doc FILE          the documented names, one a line
 
 `check` prints one PASS or FAIL line per comparison and exits 1 if any
@@ -18,7 +18,11 @@ failed:
   - each histogram has the number of lines its entry states ("N lines"),
     each "low high count" and the last "low - count";
   - with --defaults (the module loaded without parameters), each knob's
-    value is its entry's "Default:" (a choice knob: the bracketed name).
+    value is its entry's "Default:" (a choice knob: the bracketed name);
+  - with --modinfo (the output of modinfo -F parm aipu.ko: the module's
+    one list of knobs, include/aipu_knobs.h), every parameter is a
+    documented knob and every documented knob a parameter, with the
+    entry's "Default:" and, for a number, its "Range:".
 
 The names come from the running module (os.listdir, the stat file), never
 from a list kept here. Standard library only.
@@ -117,6 +121,58 @@ def default_of(entry):
     return m.group(1) if m else None
 
 
+def range_of(entry):
+    m = re.search(r"^\s*Range:\s*(\d+)\s*-\s*(\d+)\s*$", entry["Description"], re.M)
+    return (m.group(1), m.group(2)) if m else None
+
+
+# modinfo -F parm: "name:description (min to max, default d) (uint)" or
+# "name:description (default name) (charp)".
+PARM = re.compile(r"^(\w+):.*\((?:(\d+) to (\d+), )?default (\S+)\) \((uint|charp)\)$")
+
+
+def parse_modinfo(text):
+    """name -> (range or None, default) of each module parameter."""
+    parms = {}
+    for line in text.splitlines():
+        m = PARM.match(line.strip())
+        if not m:
+            raise DocError(f"modinfo line not understood: {line!r}")
+        rng = (m.group(2), m.group(3)) if m.group(2) else None
+        parms[m.group(1)] = (rng, m.group(4))
+    return parms
+
+
+def check_modinfo(c, docs, path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            parms = parse_modinfo(f.read())
+    except (OSError, DocError) as e:
+        c.ok(False, f"{path} lists the module's parameters", str(e))
+        return
+    knobs = {n: e for n, e in docs.items() if default_of(e) is not None}
+    c.ok(
+        sorted(parms) == sorted(knobs),
+        f"the {len(parms)} module parameters are the {len(knobs)} documented knobs",
+        f"parameters {sorted(parms)}, documented {sorted(knobs)}",
+    )
+    for name, (rng, default) in sorted(parms.items()):
+        e = knobs.get(name)
+        if e is None:
+            continue
+        c.ok(
+            default_of(e) == default,
+            f"{name}: documented default {default_of(e)} is the module's",
+            f"modinfo says {default}",
+        )
+        if rng is not None:
+            c.ok(
+                range_of(e) == rng,
+                f"{name}: documented range {range_of(e)} is the module's",
+                f"modinfo says {rng}",
+            )
+
+
 def lines_of(entry):
     m = re.search(r"\b(\d+) lines\b", entry["Description"])
     return int(m.group(1)) if m else None
@@ -149,7 +205,7 @@ class Checker:
         return cond
 
 
-def check(doc_path, root, defaults):
+def check(doc_path, root, defaults, modinfo=None):
     c = Checker()
     try:
         with open(doc_path, encoding="utf-8") as f:
@@ -253,6 +309,8 @@ def check(doc_path, root, defaults):
                 f"{name}: value at load without parameters is the documented default {d}",
                 f"got {got}",
             )
+    if modinfo:
+        check_modinfo(c, docs, modinfo)
     return c
 
 
@@ -263,6 +321,7 @@ def main(argv=None):
     pc.add_argument("--doc", required=True)
     pc.add_argument("--sysfs", required=True)
     pc.add_argument("--defaults", action="store_true")
+    pc.add_argument("--modinfo", help="the output of modinfo -F parm aipu.ko")
     pl = sub.add_parser("list")
     pl.add_argument("--doc", required=True)
     a = ap.parse_args(argv)
@@ -275,7 +334,7 @@ def main(argv=None):
                 for s in stat_names(e):
                     print(f"stat:{s}")
         return 0
-    c = check(a.doc, a.sysfs, a.defaults)
+    c = check(a.doc, a.sysfs, a.defaults, a.modinfo)
     print(f"abidoc: {c.passed} checks passed, {c.failed} failed")
     return 1 if c.failed else 0
 

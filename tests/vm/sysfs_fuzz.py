@@ -38,7 +38,7 @@ import time
 
 PAGE = 4096
 UINT_MAX = 2**32 - 1
-# name: (min, max, default), as in src/knobs.c and README.
+# name: (min, max, default), as in include/aipu_knobs.h and the ABI file.
 NUMBERS = {
     "max_age_ms": (100, 3600000, 30000),
     "period_ms": (10, 60000, 1000),

@@ -6,8 +6,11 @@
 # with the documented mode (RW/RO); every counter in stat is in the stat
 # entry's table and the other way round, in order; each histogram has the
 # documented number of buckets; and, loaded without parameters, every knob
-# reads its documented default. The names come from the module (abidoc.py
-# lists the directory and reads stat), not from a list kept in the test.
+# reads its documented default, and the module's parameters (modinfo: the
+# one list of knobs, include/aipu_knobs.h) are the documented knobs with
+# their documented ranges and defaults. The names come from the module
+# (abidoc.py lists the directory and reads stat), not from a list kept in
+# the test.
 # Then the same after a policy switch and some writeback, so the counters
 # and files do not depend on the state.
 set -euo pipefail
@@ -20,9 +23,12 @@ abidoc() { python3 "$TESTS_DIR/abidoc.py" "$@"; }
 
 # shellcheck disable=SC2119 # no parameters: the defaults are under test
 aipu_load
-assert_ok "ABI file matches the module at load (defaults)" \
-	abidoc check --doc "$doc" --sysfs "$AIPU_SYSFS" --defaults
-abidoc check --doc "$doc" --sysfs "$AIPU_SYSFS" --defaults | grep -E '^(FAIL|abidoc):' || true
+parm=$(mktemp)
+on_exit "rm -f $parm"
+modinfo -F parm "$AIPU_KO" >"$parm" || die "modinfo $AIPU_KO failed"
+assert_ok "ABI file matches the module at load (defaults, and the knobs' list as modinfo shows it)" \
+	abidoc check --doc "$doc" --sysfs "$AIPU_SYSFS" --defaults --modinfo "$parm"
+abidoc check --doc "$doc" --sysfs "$AIPU_SYSFS" --defaults --modinfo "$parm" | grep -E '^(FAIL|abidoc):' || true
 
 # Some state: a writing policy, pages written, so every counter is live.
 dev=$(disk_get)

@@ -13,7 +13,8 @@ aipu_loaded && die "aipu is already loaded"
 
 S=$AIPU_SYSFS
 KNOBS="max_age_ms period_ms pu_interval_ms handover_ms stage_interval_ms stage_batch pace max_batch"
-# Documented ranges (src/knobs.c, README): min max default.
+# Documented ranges (include/aipu_knobs.h, the ABI file): min max default.
+# Written out here, not read from the module, so the test can fail.
 declare -A MIN=([max_age_ms]=100 [period_ms]=10 [pu_interval_ms]=100 [handover_ms]=0
 	[stage_interval_ms]=0 [stage_batch]=1 [pace]=0 [max_batch]=0)
 declare -A MAX=([max_age_ms]=3600000 [period_ms]=60000 [pu_interval_ms]=3600000

@@ -48,6 +48,34 @@ class Tree:
         shutil.rmtree(self.dir)
 
 
+def modinfo_of(text):
+    """What modinfo -F parm prints for a module that matches @text."""
+    lines = []
+    for name, e in sorted(abidoc.documented(abidoc.parse(text)).items()):
+        d = abidoc.default_of(e)
+        if d is None:
+            continue
+        r = abidoc.range_of(e)
+        if r:
+            lines.append(f"{name}:what it does ({r[0]} to {r[1]}, default {d}) (uint)")
+        else:
+            lines.append(f"{name}:what it does (default {d}) (charp)")
+    return "\n".join(lines) + "\n"
+
+
+def run_modinfo(modinfo_text):
+    with tempfile.NamedTemporaryFile("w", suffix=".parm", delete=False) as f:
+        f.write(modinfo_text)
+    tree = Tree(read_doc())
+    try:
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            c = abidoc.check(DOC, tree.dir, True, f.name)
+        return c, out.getvalue()
+    finally:
+        tree.close()
+        os.unlink(f.name)
+
+
 def run(doc_text, mutate=None, defaults=True):
     with tempfile.NamedTemporaryFile("w", suffix=".abi", delete=False) as f:
         f.write(doc_text)
@@ -132,6 +160,35 @@ class TestAbidoc(unittest.TestCase):
 
         c, out = run(read_doc(), cut)
         self.assertIn("FAIL: age_hist: 2 lines", out)
+
+    def test_matching_modinfo_passes(self):
+        text = modinfo_of(read_doc())
+        self.assertIn("max_age_ms:what it does (100 to 3600000, default 30000)", text)
+        c, out = run_modinfo(text)
+        self.assertEqual(c.failed, 0, out)
+        self.assertIn("module parameters are the", out)
+
+    def test_modinfo_of_the_module_parses(self):
+        line = "max_age_ms:Write pages dirty for longer than this (100 to 3600000, default 30000) (uint)"
+        self.assertEqual(abidoc.parse_modinfo(line), {"max_age_ms": (("100", "3600000"), "30000")})
+        line = "policy:Update policy at load: kernel, aipu, pu or stage (default kernel) (charp)"
+        self.assertEqual(abidoc.parse_modinfo(line), {"policy": (None, "kernel")})
+
+    def test_modinfo_with_another_default_fails(self):
+        text = modinfo_of(read_doc()).replace("default 1000) (uint)", "default 500) (uint)", 1)
+        c, out = run_modinfo(text)
+        self.assertIn("FAIL:", out)
+        self.assertIn("modinfo says 500", out)
+
+    def test_modinfo_with_another_range_fails(self):
+        text = modinfo_of(read_doc()).replace("(10 to 60000,", "(10 to 90000,", 1)
+        c, out = run_modinfo(text)
+        self.assertIn("FAIL: period_ms: documented range", out)
+
+    def test_modinfo_with_an_undocumented_parameter_fails(self):
+        text = modinfo_of(read_doc()) + "new_knob:what (0 to 1, default 0) (uint)\n"
+        c, out = run_modinfo(text)
+        self.assertIn("FAIL: the 11 module parameters", out)
 
     def test_bad_format_fails(self):
         text = read_doc().replace("Contact:\tThe aipu project (its issue tracker)\n", "", 1)
