@@ -84,10 +84,10 @@
 # burst (its quick results are in git history before commit 55008c4).
 set -euo pipefail
 
-die() {
-	echo "bench: $*" >&2
-	exit 2
-}
+prog=bench
+die_rc=2
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mode=full

@@ -23,10 +23,9 @@
 # checked with the sparse scripts/sparse-build.sh builds.
 set -euo pipefail
 
-die() {
-	echo "build-all: $*" >&2
-	exit 1
-}
+prog=build-all
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"

@@ -62,10 +62,10 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-die() {
-	echo "crashtest: $*" >&2
-	exit 2
-}
+prog=crashtest
+die_rc=2
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 
 kernels="" policies="aipu pu kernel off" trials=10 max_age=3000 period=1000
 fss=ext4 modes=overwrite

@@ -33,13 +33,8 @@
 set -euo pipefail
 
 prog=debug-kernel
-die() {
-	echo "$prog: $*" >&2
-	exit 1
-}
-usage() {
-	sed -n '3,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
-}
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tarball=${AIPU_LINUX_SOURCE:-/usr/src/linux-source-6.1.tar.xz}
@@ -101,8 +96,6 @@ items=(
 	CONFIG_DEBUG_INFO_BTF=n
 )
 
-# shellcheck source=scripts/lib-cli.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--dir)

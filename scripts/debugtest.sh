@@ -33,10 +33,9 @@
 set -euo pipefail
 
 prog=debugtest
-die() {
-	echo "$prog: $*" >&2
-	exit 2
-}
+die_rc=2
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 

@@ -44,10 +44,10 @@
 # summary.json, demo.png.
 set -euo pipefail
 
-die() {
-	echo "demo: $*" >&2
-	exit 2
-}
+prog=demo
+die_rc=2
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kver=${KVER:-}
@@ -70,8 +70,6 @@ out=""
 hw_queues=1
 disk_model=fifo94
 
-# shellcheck source=scripts/lib-cli.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 
 while [ $# -gt 0 ]; do
 	case "$1" in

@@ -19,10 +19,8 @@
 set -euo pipefail
 
 prog=dkms-check
-die() {
-	echo "$prog: $*" >&2
-	exit 1
-}
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 

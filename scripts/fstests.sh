@@ -70,13 +70,8 @@
 set -euo pipefail
 
 prog=fstests
-die() {
-	echo "$prog: $*" >&2
-	exit 1
-}
-usage() {
-	sed -n '3,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
-}
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${AIPU_CACHE:-/var/cache/aipu}
@@ -94,8 +89,6 @@ memory=6G
 build_only=0
 list_only=0
 
-# shellcheck source=scripts/lib-cli.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--src)

@@ -41,10 +41,9 @@ set -euo pipefail
 t=/sys/kernel/tracing
 inst=$t/instances/aipu-hold
 blk=$t/instances/aipu-hold-block
-die() {
-	echo "hold-hooks: $*" >&2
-	exit 1
-}
+prog=hold-hooks
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 
 mountpoint -q "$t" || mount -t tracefs none "$t" 2>/dev/null || die "cannot mount tracefs on $t"
 for d in "$inst" "$blk"; do

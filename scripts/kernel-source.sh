@@ -28,13 +28,8 @@
 set -euo pipefail
 
 prog=kernel-source
-die() {
-	echo "$prog: $*" >&2
-	exit 1
-}
-usage() {
-	sed -n '3,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
-}
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 # shellcheck source=scripts/lib-apt.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib-apt.sh"
 
@@ -42,8 +37,6 @@ version=7.2
 suite=sid
 dir=${AIPU_CACHE:-/var/cache/aipu}/src
 
-# shellcheck source=scripts/lib-cli.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--version)

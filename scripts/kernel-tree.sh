@@ -32,13 +32,8 @@
 set -euo pipefail
 
 prog=kernel-tree
-die() {
-	echo "$prog: $*" >&2
-	exit 1
-}
-usage() {
-	sed -n '3,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
-}
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 version=7.2
@@ -101,8 +96,6 @@ items=(
 	CONFIG_DEBUG_INFO_BTF=n
 )
 
-# shellcheck source=scripts/lib-cli.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--version)

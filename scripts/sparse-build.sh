@@ -23,13 +23,8 @@
 set -euo pipefail
 
 prog=sparse-build
-die() {
-	echo "$prog: $*" >&2
-	exit 1
-}
-usage() {
-	sed -n '3,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
-}
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 # shellcheck source=scripts/lib-apt.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib-apt.sh"
 

@@ -73,18 +73,14 @@
 set -euo pipefail
 
 prog=vm.sh
-usage() {
-	sed -n '3,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
-}
 die_usage() {
 	echo "$prog: $*" >&2
 	echo "$prog: usage: scripts/vm.sh --kernel KVER|--kernel-tree DIR [options] -- COMMAND... (see --help)" >&2
 	exit 2
 }
-die() {
-	echo "$prog: $*" >&2
-	exit 125
-}
+die_rc=125
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 

@@ -35,10 +35,9 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-die() {
-	echo "vmtest: $*" >&2
-	exit 1
-}
+prog=vmtest
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-cli.sh"
 
 # A kernel built by scripts/kernel-tree.sh (e.g. 7.2.13-aipu): its tree.
 tree_of() { # KVER

@@ -23,10 +23,9 @@
 # measured: the clones are of HEAD.
 set -euo pipefail
 prog=ablate
-die() {
-	echo "$prog: $*" >&2
-	exit 2
-}
+die_rc=2
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib-cli.sh"
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 kernels=() trials=3 out="" report_only=0

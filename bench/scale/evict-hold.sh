@@ -22,10 +22,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 prog=evict-hold.sh
 
-die() {
-	echo "$prog: $*" >&2
-	exit 2
-}
+die_rc=2
+# shellcheck source=scripts/lib-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib-cli.sh"
 
 # In the guest (scripts/vm.sh runs this with --guest N).
 guest() {

@@ -12,7 +12,7 @@
 #               the test disk's device named
 #   aipu_knob:  exactly the four knob writes, with their old and new values
 #   aipu_fallback: as many as stat's fallbacks grew by
-# and scripts/aipu-ages.bt (bpftrace), run meanwhile, counts the same
+# and tools/aipu-ages.bt (bpftrace), run meanwhile, counts the same
 # pages, in age buckets no younger than max_age_ms. aipu also tracks the 9p
 # file system the test's log goes to, whose passes come at their own times:
 # the counters are read at each end together with the trace, as pairs in
@@ -85,7 +85,7 @@ echo 1 >"$inst/tracing_on"
 # every write there can start a pass of its own.
 bt_out=$TEST_TMP/aipu-ages.txt
 mkdir -p "$TEST_OUT"
-bpftrace "$root/scripts/aipu-ages.bt" >"$bt_out" 2>&1 &
+bpftrace "$root/tools/aipu-ages.bt" >"$bt_out" 2>&1 &
 bt=$!
 on_exit "kill -INT $bt 2>/dev/null || true"
 # On a failure midway: quiesce the flusher before bpftrace detaches.
