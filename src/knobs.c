@@ -39,20 +39,21 @@ static const char *policy_needs_probe(const struct aipu_knob *k,
 /*
  * The variables and module parameters (include/aipu_knobs.h).  A choice's
  * parameter is the name given at load, else its default's (set by
- * aipu_knobs_check()).  The description is MODULE_PARM_DESC()'s own
- * expansion, with the range and default of a number appended.
+ * aipu_knobs_check()).  The description is what MODULE_PARM_DESC() makes
+ * (MODULE_INFO(parm, ...)), with the range and default of a number
+ * appended.
  */
 #define AIPU_CHOICE(name, conflicts, changed, desc, ...)		\
 	static const char * const name##_choices[] = { __VA_ARGS__ };	\
 	static char *aipu_param_##name;					\
 	unsigned int aipu_##name;					\
 	module_param_named(name, aipu_param_##name, charp, 0444);	\
-	__MODULE_INFO(parm, aipu_desc_##name, #name ":" desc)
+	MODULE_INFO(parm, #name ":" desc)
 #define AIPU_NUMBER(name, def, min, max, desc)				\
 	unsigned int aipu_##name = def;					\
 	module_param_named(name, aipu_##name, uint, 0444);		\
-	__MODULE_INFO(parm, aipu_desc_##name, #name ":" desc		\
-		      " (" #min " to " #max ", default " #def ")")
+	MODULE_INFO(parm, #name ":" desc " (" #min " to " #max		\
+		    ", default " #def ")")
 #include "aipu_knobs.h"
 #undef AIPU_CHOICE
 #undef AIPU_NUMBER
