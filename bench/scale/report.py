@@ -69,7 +69,7 @@ def us(ns):
 
 
 def median(v):
-    """The lower median, as scale.c's median_of()."""
+    """The lower median, as stats.c's median_of()."""
     return sorted(v)[(len(v) - 1) // 2]
 
 
