@@ -529,7 +529,7 @@ static struct stats oldest_reads(FILE *f, const char *name,
 static void oldest_row(FILE *f)
 {
 	fprintf(f, ", \"stat_oldest\": {\"slots\": %d", AIPU_QUEUE_SLOTS);
-	printf("\nstat's read of a device's oldest dirty time (aipu_queue_oldest(), a hold of the device's lock per device read).\n");
+	printf("\n");
 	oldest_st = oldest_reads(f, "read", 1, AIPU_QUEUE_SLOTS - 1,
 				 "Worst case within the wheel's span: the one queued file in the last slot from the clock, every slot before it looked at");
 	/*
@@ -549,10 +549,6 @@ void measure_holds(const unsigned long *sizes, unsigned int nsizes)
 	int bl;
 
 	printf("\n## 4. The longest lock holds against the backlog\n\n");
-	printf("N pages dirtied on one device (\"probe\": each transition's hold of the lock while the backlog is made, timed one by one), all of them then due, and one flusher pass as src/flusher.c runs it: phase 1 (aipu_queue_scan()) with a budget of AIPU_SCAN_BATCH = %d files a hold; phase 2 takes (aipu_queue_take(), a hold each; a batch is up to AIPU_FLOG_TAKE_ENTRIES = %d entries and AIPU_FLOG_TAKE_PAGES = %d pages) and hand-backs (aipu_queue_handback() for at most AIPU_HANDBACK_MAX = %d stretches or AIPU_HANDBACK_PAGES = %d pages a hold, then aipu_queue_put() in a hold; every page written, so the files end empty and are freed); the end of the pass (aipu_queue_end_pass(), %d files a hold). Then the same backlog made again, phase 1 in one hold with no budget (for contrast: its wall time, least of the rounds, and CPU time, median; not what the module does), and rmmod's teardown (aipu_mapping_forget(): aipu_queue_kill() of every file, AIPU_DRAIN_BATCH = %d objects a hold). %u rounds. Backlogs: random pages over files of at most 262,144 pages (few files, long logs), and files of 4 pages written whole (N/4 files: phase 1's worst), with their trackers, segments and live chunks in address order or handed out in random address order (\"scattered\", a slab after long use). For the first backlog a last pass finds every page still dirty after its write (policy kernel, or pages locked or under writeback) and puts it back: its hand-back and end of pass (aipu_flog_end_pass() moves a file's retries within the hold's budget). Cells: p99.9 / max in µs (phase 1: median / p99 / p99.9 / max), disturbed holds left out; the constants are read from src/ at build time.\n\n",
-	       AIPU_SCAN_BATCH, AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
-	       AIPU_HANDBACK_MAX, AIPU_HANDBACK_PAGES, AIPU_SCAN_BATCH,
-	       AIPU_DRAIN_BATCH, rounds);
 	printf("| backlog N pages | backlog | phase 1 holds a pass | probe µs | phase 1 batched µs | phase 1 in one hold: wall / CPU µs | take µs | hand-back µs | end of pass µs | rmmod µs | disturbed holds |\n");
 	printf("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, "{\"measurement\": \"holds\", \"rounds\": %u, "
@@ -565,8 +561,7 @@ void measure_holds(const unsigned long *sizes, unsigned int nsizes)
 			holds_row(f, bl, sizes[si], !bl && !si);
 	fprintf(f, "\n]");
 	oldest_row(f);
-	printf("\nPhase 1 when its cutoff falls inside a slot (the backlogs above have every page due, so the cutoff is past every slot): N files of one page each, dirtied evenly over one slot of AIPU_SLOT_JIFFIES = %lu jiffies (src/dev.c), the cutoff at the slot's middle, phase 1 in holds of AIPU_SCAN_BATCH = %d files. The due half moves to the due list a budget a hold; the hold that finishes the slot puts every file it looked at and left (the not-due half, on wheel.c's seen list) back into the slot at once. Trackers in address order. %u rounds.\n\n",
-	       module_slot, AIPU_SCAN_BATCH, rounds);
+	printf("\n");
 	printf("| files in the slot | holds a pass | median µs | p99 µs | p99.9 µs | max µs | the slot's last hold µs (wall, disturbed or not; median of rounds) | disturbed holds |\n");
 	printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, ", \"cut_slot\": [\n");
@@ -581,8 +576,7 @@ static void freer_table(void)
 	const struct freer_row *row;
 	char b1[32];
 
-	printf("\nThe same files freed by the shrinker (aipu_queue_degrade(), src/shrink.c) and by the park of a file an umount holds (aipu_queue_park(), src/flusher.c), AIPU_DRAIN_BATCH = %d objects a hold as eviction, each called again while it frees its whole budget, every hold timed; %u rounds each.\n\n",
-	       AIPU_DRAIN_BATCH, rounds);
+	printf("\n");
 	printf("| file | N pages dirtied | shrinker: holds | median µs | p99.9 µs | max µs | park: holds | median µs | p99.9 µs | max µs |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	for (row = freer_rows; row < freer_rows + nfreer_rows; row++)
@@ -603,8 +597,6 @@ void measure_evict(const unsigned long *sizes, unsigned int nsizes)
 	unsigned int pi, si;
 
 	printf("\n## 5. The longest hold of evicting one huge file\n\n");
-	printf("One file, N pages dirtied in it (random pages of an N-page file, or sparse: a live chunk each; past AIPU_QUEUE_BYTES_MAX the file is bounded as a whole and its queue stops growing), then evicted as aipu_mapping_kill() does it: aipu_queue_kill() with AIPU_DRAIN_BATCH = %d objects a hold until it reports done, each hold timed. %u evictions batched and, for contrast, %u in one hold (no budget: wall time least, CPU time median). \"objects\": segments, live chunks and moved entries the file held.\n\n",
-	       AIPU_DRAIN_BATCH, rounds * 2, rounds);
 	printf("| file | N pages dirtied | pages tracked one by one | objects | holds kept | median µs | p99 µs | p99.9 µs | max µs | max (rounds) µs | disturbed holds | one hold: wall µs | CPU µs |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, "{\"measurement\": \"evict\", \"rounds\": %u, "

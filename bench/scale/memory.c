@@ -56,10 +56,6 @@ void measure_memory(void)
 	char b1[32], b2[32];
 
 	printf("\n## 7. Memory per page, from the objects' sizes\n\n");
-	printf("Bytes = the objects the queue holds x their sizes: log segments of 64, 512 and 4,096 B (the 4,096 column also counts a file's live-bit directory, struct aipu_live_dir, from the same cache); live chunks of %zu B (struct aipu_live_chunk, %d pages each); moved entries %zu B; retries %zu B; trackers as the kernel allocates them, %zu B (struct aipu_file %zu B + hash node + rcu_head, struct aipu_mapping). Divided by the pages tracked one by one (in the logs) and by the pages dirtied (they differ once a file is bounded as a whole). Not counted: slab rounding and slab pages, memcg's per-object pointer (SLAB_ACCOUNT), the table's buckets (8 B each, fixed at load). States at the end of the last fill of tables 1, 2 and 4. Target (issue 14): 16 B a page.\n\n",
-	       sizeof(struct aipu_live_chunk), AIPU_LIVE_CHUNK_PAGES,
-	       sizeof(struct aipu_moved), sizeof(struct aipu_retry),
-	       sizeof(struct bench_mapping), sizeof(struct aipu_file));
 	printf("| state | pages dirtied | tracked one by one | files | segments 64 / 512 / 4096 | live chunks | moved | B per tracked page, queue only | with trackers | B per dirtied page |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, "{\"measurement\": \"memory\", \"sizes\": {");

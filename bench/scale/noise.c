@@ -74,7 +74,6 @@ void measure_noise(const char *when)
 		it1 = calibrate(1000);
 		it10 = calibrate(10000);
 		printf("\n## 0. The host's noise: holds of a fixed computation (the control)\n\n");
-		printf("Before and after the measurements: holds of the lock around a fixed chain of dependent multiplies (no memory traffic), calibrated to about 1 µs and 10 µs, timed and filtered exactly as the real holds (disturbed ones left out). Their spread is the host's (the hypervisor's steal, interrupts, the other core's tenant), not aipu's: a real hold's maximum no higher than these maxima says nothing about the code. Holds in µs; \"max (rounds)\": the median of four quarters' maxima.\n\n");
 		printf("| when | work µs | holds | median µs | p99 µs | p99.9 µs | max µs | max (rounds) µs | disturbed holds |\n");
 		printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	}
@@ -138,8 +137,6 @@ void measure_first_touch(void)
 	unsigned int r;
 
 	printf("\n## 0b. The host's cost of touching idle memory\n\n");
-	printf("A region of %d MiB in 2-MiB pages (MADV_HUGEPAGE) written, left untouched while the thread spins for the idle time, then one cache line of each 2-MiB page read, each read timed; three rounds. Not aipu's code: what a hold pays, whatever its code, for the first touch of memory idle that long (a phase's first hold touches objects idle since their pages were dirtied). µs.\n\n",
-	       quick ? 64 : 256);
 	printf("| round | idle s | pages | over 20 µs | median µs | p99 µs | max µs |\n");
 	printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, "{\"measurement\": \"first_touch\", \"unit\": "

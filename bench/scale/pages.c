@@ -16,7 +16,7 @@ static void print_rounds(const double *v, unsigned int n, double scale)
 
 /* ---- 1. cost per transition against pages dirtied per file ---- */
 
-static unsigned long min_batches(void)
+unsigned long min_batches(void)
 {
 	return quick ? 256 : 1024;
 }
@@ -80,10 +80,6 @@ void measure_pages(const unsigned long *sizes, unsigned int nsizes)
 	unsigned int pi, si;
 
 	printf("\n## 1. ns per clean->dirty transition against pages dirtied per file\n\n");
-	printf("The probe's part of a transition, as src/hook.c does it: the tracker looked up in the table before the lock, the lock taken and the clock read (aipu_dev_lock()), the tracker checked (aipu_queue_get() if the file has none), aipu_queue_pages() for one page, the clock read and the lock dropped. Batches of %d transitions timed with clock_gettime and divided by %d; median, p99 and p99.9 over the batches of the second half of each fill (the file holds N/2 to N pages when they run), pooled over %u rounds; a fill is repeated until at least %lu batches are timed. A new jiffy every %d transitions (sequential, a page a jiffy: every page). \"Random pages, one file\": a file of N pages, each dirtied once in random order; \"files of <= 262,144 pages\": the same N pages over N/262,144 files, picked at random, so that no file reaches the cap; \"sparse\": random pages anywhere in a 2^32-page file, each in a live chunk of its own (the live set's worst case). \"max batch\": the longest batch of %d transitions not disturbed, an upper bound of the longest single probe. A file whose log holds AIPU_QUEUE_BYTES_MAX = %lu bytes (about %lu single-page entries) is bounded as a whole from then on (its whole-file entry, one fallback), so its later pages are not tracked one by one: \"pages tracked one by one\" are those in the files' logs, \"pages bounded by fallback\" the rest, at the end of the last fill.\n\n",
-	       BATCH, BATCH, rounds, min_batches(), JIFFY_PAGES, BATCH,
-	       AIPU_QUEUE_BYTES_MAX, AIPU_QUEUE_BYTES_MAX / 4096 *
-	       ((4096 - sizeof(struct aipu_seg)) / 8));
 	printf("| pattern | N pages dirtied | median ns | p99 ns | p99.9 ns | round medians ns | max batch µs | disturbed batches | pages tracked one by one | pages bounded by fallback | fallbacks | files |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, "{\"measurement\": \"pages\", \"batch\": %d, \"rounds\": %u, "
@@ -186,10 +182,6 @@ void measure_files(const unsigned long *sizes, unsigned int nsizes)
 	char b1[32], b2[32];
 
 	printf("\n## 2. ns per transition against tracked files\n\n");
-	printf("F files on one device, each given its page 0 first (\"first page of a file\": its tracker is made and inserted in the table), then %s transitions, each a new page of a file picked at random (\"new page, random file\"); batches of %d, median, p99 and p99.9 over batches, %lu fill(s) per round, %u rounds. The table has the kernel's layout and size for this host's memory: %lu buckets (src/mapping.c: one per %d pages of memory, 2^%d to 2^%d), so past about one file a bucket its chains grow.\n\n",
-	       with_commas(n, b1), BATCH, reps, rounds, 1UL << table.bits,
-	       AIPU_TABLE_PAGES_PER_BUCKET, AIPU_TABLE_MIN_BITS,
-	       AIPU_TABLE_MAX_BITS);
 	printf("| files F | new page, random file: median ns | p99 ns | p99.9 ns | round medians ns | max batch µs | disturbed batches | first page of a file: median ns | p99 ns | files a bucket | pages tracked |\n");
 	printf("| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, "{\"measurement\": \"files\", \"batch\": %d, \"rounds\": "
@@ -383,12 +375,9 @@ void measure_threads(void)
 	struct noise nz = noise_begin();
 	FILE *f = json_open("threads");
 	struct timed t[NR_CFG];
-	char b1[32];
 
 	memset(t, 0, sizeof(t));
 	printf("\n## 3. One thread against two\n\n");
-	printf("Each thread dirties %s new pages, each of a random file among its own %lu (trackers made before the clock starts, so the table is only read; each thread allocates from its own per-CPU caches); total transitions per second from the start barrier to the last thread's end; %u rounds, the three set-ups taken in turn within a round. \"CPU ns per transition\": the threads' CPU time (CLOCK_THREAD_CPUTIME_ID) per transition, and \"CPUs busy\": their CPU time over the wall time, both medians of rounds: on a shared host the wall-clock rate also measures how much CPU the threads got. Batch figures: ns per transition per batch of %d (wall), pooled over threads and rounds. Files already queued take only their own lock (the probe's fast path); both set-ups share nothing but the table, read. The host has 2 cores, shared with other work; a pthread spinlock stands for the kernel's raw spinlock, but a preempted holder keeps the other thread spinning, which interrupts-off holds never do.\n\n",
-	       with_commas(n, b1), nfiles, nr, BATCH);
 	printf("| set-up | transitions/s, median of rounds | best round | median vs 1 thread | CPU ns per transition | CPUs busy | batch median ns | batch p99 ns | disturbed batches | per round, M/s |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
 	fprintf(f, "{\"measurement\": \"threads\", \"batch\": %d, "

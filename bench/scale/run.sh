@@ -8,8 +8,8 @@
 # --quick):
 #
 #   summary.md   how it was run (command, date, commit, host CPU, compiler,
-#                load), the key figures and every table
-#   tables.md    scale's own output
+#                load), the key figures, every table and report.py's prose
+#   tables.md    scale's own output: its headings and tables, no prose
 #   env.txt      the same facts, one "key: value" a line, with the sha256
 #                of every timed source
 #   *.json       scale's measurements (noise, pages, files, threads, holds,
@@ -142,7 +142,8 @@ key=$("$python" "$here/report.py" "$dir")
 	echo
 	echo "$key"
 	echo
-	sed '1d' "$dir/tables.md"
+	# scale's tables with report.py's prose around them, less the title.
+	"$python" "$here/report.py" "$dir" --prose | sed '1d'
 	echo
 	echo '## Environment'
 	echo

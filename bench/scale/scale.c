@@ -210,17 +210,8 @@ int main(int argc, char **argv)
 	world_reset(false);
 	start = now_ns();
 	timer = timer_overhead();
-	printf("# aipu scale benchmark: the log-based queue (src/queue/queue.c) in user space\n\n");
-	printf("Constants read from src/ at build time: AIPU_SCAN_BATCH = %d (src/flusher.c), a table bucket per %d pages of memory, 2^%d to 2^%d (src/mapping.c), AIPU_SLOT_JIFFIES = %lu at HZ = %d (src/dev.c), max_age_ms = %d and period_ms = %d (include/aipu_knobs.h); from the headers: AIPU_DRAIN_BATCH = %d, AIPU_HANDBACK_MAX = %d, AIPU_HANDBACK_PAGES = %d, AIPU_QUEUE_BYTES_MAX = %lu, AIPU_QUEUE_SLOTS = %d, AIPU_FLOG_TAKE_ENTRIES = %d, AIPU_FLOG_TAKE_PAGES = %d. Mode: %s, %u rounds. A hold's two clock reads (clock_gettime() here, local_clock() in aipu_dev_lock()/aipu_dev_unlock()) back to back: %.0f ns (median), included in every hold and transition below.\n\n",
-	       AIPU_SCAN_BATCH, AIPU_TABLE_PAGES_PER_BUCKET,
-	       AIPU_TABLE_MIN_BITS, AIPU_TABLE_MAX_BITS,
-	       (unsigned long)AIPU_SLOT_JIFFIES, HZ, AIPU_MAX_AGE_MS,
-	       AIPU_PERIOD_MS, AIPU_DRAIN_BATCH, AIPU_HANDBACK_MAX,
-	       AIPU_HANDBACK_PAGES, AIPU_QUEUE_BYTES_MAX, AIPU_QUEUE_SLOTS,
-	       AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
-	       quick ? "quick" : "full", rounds, timer);
-	printf("The tracker table has the kernel's layout and size (%lu buckets for this host's memory) but not its code (no RCU; trackers freed at once). Queue objects and trackers come from per-CPU free lists mapped and touched before timing (the slab's fast path). A batch or hold during which the thread was switched out or took a page fault (\"disturbed\", read with getrusage() outside the timed window) is counted apart and left out of percentiles and maxima: the kernel holds the lock with interrupts off. Interrupts and the hypervisor's steal are not detected: table 0 measures them.\n",
-	       1UL << table.bits);
+	/* The prose around the tables is report.py's (PROSE there). */
+	printf("# aipu scale benchmark: the log-based queue (src/queue/queue.c) in user space\n");
 	fflush(stdout);
 	if (wanted(only, "noise"))
 		measure_noise("before");
@@ -258,12 +249,22 @@ int main(int argc, char **argv)
 		"\"period_ms\": %d, \"bytes_max\": %lu, "
 		"\"take_entries\": %d, \"take_pages\": %d, "
 		"\"table_buckets\": %lu, \"timer_ns\": %.1f, "
-		"\"seconds\": %.1f}\n", quick ? "quick" : "full", rounds,
+		"\"table_pages_per_bucket\": %d, \"table_min_bits\": %d, "
+		"\"table_max_bits\": %d, \"queue_slots\": %d, "
+		"\"live_chunk_pages\": %d, \"jiffy_pages\": %d, "
+		"\"min_batches\": %lu, \"bytes_max_entries\": %lu, "
+		"\"steady_periods\": %d, \"seconds\": %.1f}\n",
+		quick ? "quick" : "full", rounds,
 		BATCH, AIPU_SCAN_BATCH, AIPU_DRAIN_BATCH, AIPU_HANDBACK_PAGES,
 		AIPU_HANDBACK_MAX, (unsigned long)AIPU_SLOT_JIFFIES, HZ,
 		AIPU_MAX_AGE_MS, AIPU_PERIOD_MS, AIPU_QUEUE_BYTES_MAX,
 		AIPU_FLOG_TAKE_ENTRIES, AIPU_FLOG_TAKE_PAGES,
-		1UL << table.bits, timer, (now_ns() - start) / 1e9);
+		1UL << table.bits, timer, AIPU_TABLE_PAGES_PER_BUCKET,
+		AIPU_TABLE_MIN_BITS, AIPU_TABLE_MAX_BITS, AIPU_QUEUE_SLOTS,
+		AIPU_LIVE_CHUNK_PAGES, JIFFY_PAGES, min_batches(),
+		(unsigned long)(AIPU_QUEUE_BYTES_MAX / 4096 *
+				((4096 - sizeof(struct aipu_seg)) / 8)),
+		STEADY_PERIODS, (now_ns() - start) / 1e9);
 	json_close(f);
 	fprintf(stderr, "scale: done in %.1f s\n", (now_ns() - start) / 1e9);
 	return 0;

@@ -393,6 +393,8 @@ void measure_memory(void);
 
 /* ---- pages.c: tables 1 to 3 ---- */
 
+/* The batches table 1 times at least per row (meta.json: min_batches). */
+unsigned long min_batches(void);
 void measure_pages(const unsigned long *sizes, unsigned int nsizes);
 void measure_files(const unsigned long *sizes, unsigned int nsizes);
 void measure_threads(void);
@@ -511,6 +513,8 @@ void noise_finish(void);
 
 /* ---- steady.c: table 6 ---- */
 
+/* The periods table 6 counts, after the queue fills. */
+#define STEADY_PERIODS	(quick ? 10 : 60)
 void measure_steady(const unsigned long *sizes, unsigned int nsizes);
 
 /* ---- repeat.c: table 8, each hold timed REPEATS times ---- */

@@ -59,7 +59,7 @@ static void steady_run(const struct steady_cfg *c, unsigned long nfiles,
 		       u32 seed, struct steady_out *o)
 {
 	unsigned long warm = MAX_AGE_J + 4 * PERIOD_J;
-	unsigned long span = (quick ? 10 : 60) * PERIOD_J;
+	unsigned long span = STEADY_PERIODS * PERIOD_J;
 	unsigned long now = T0, next_tick = T0 + c->offset, j, i, f, time;
 	unsigned long scanned0 = 0, dirtied0 = 0, cutoff, due;
 	struct pass_counts pc0 = { 0 };
@@ -147,10 +147,6 @@ void measure_steady(const unsigned long *sizes, unsigned int nsizes)
 	char b1[32];
 
 	printf("\n## 6. The steady state: files phase 1 looks at per extent written\n\n");
-	printf("F files on one device, %d new random pages a jiffy (%d a second at HZ = %d), each of a file picked at random (\"hot\": file = F x u^3, u uniform, so a few files get most pages); the flusher's pass every period_ms = %d ms (%lu jiffies) on a fixed grid, as src/flusher.c runs it under policy aipu with max_age_ms = %d (%lu jiffies; both defaults read from include/aipu_knobs.h): phase 1 with a cutoff of max_age_ms back (paced: a period later, the module's default), phase 2 taking each due file as it comes due (every page written), the end of the pass. The first max_age_ms and 4 periods fill the queue; then %d periods are counted. \"looked at\": files phase 1 visited (entries_scanned, the budget it spent); \"extents written\": the merged extents of the batches, what the flusher writes; aipu_flog_take() looks at no entry it does not take here (nothing is stale). The module's slots: AIPU_SLOT_JIFFIES = %lu jiffies (src/dev.c), %d of them. The other widths are for contrast, not what the module uses. Issue 14's target: at most 1.05 looked at per extent written.\n\n",
-	       STEADY_RATE, STEADY_RATE * HZ, HZ, AIPU_PERIOD_MS, PERIOD_J,
-	       AIPU_MAX_AGE_MS, MAX_AGE_J, quick ? 10 : 60,
-	       (unsigned long)AIPU_SLOT_JIFFIES, AIPU_QUEUE_SLOTS);
 	printf("| set-up | slot jiffies | files F | pages dirtied | passes | files looked at | extents taken | extents written | files taken | looked at per extent written | per file taken | phase 1 holds: p99.9 / max µs |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	fprintf(f, "{\"measurement\": \"steady\", \"rate_per_jiffy\": %d, "
