@@ -476,11 +476,21 @@ if [ "$kb" -ne 0 ]; then
 		done
 		python3 "$TESTS_DIR/dirtypages.py" "${files[@]}" "${DEV[raw]}" 2>&1 |
 			grep -v ': 0 dirty, 0 under' | sed 's/^/# cache: /' || true
-		echo >"$trace/trace"
-		echo 1 >"$trace/events/writeback/writeback_single_inode/enable"
+		# An instance of its own: the harness keeps the top-level
+		# buffer off (scripts/hold-hooks.sh).
+		inst=$trace/instances/aipu-stress-dump
+		mkdir -p "$inst"
+		for e in writeback_single_inode writeback_write_inode; do
+			echo 1 >"$inst/events/writeback/$e/enable"
+		done
+		echo 1 >"$inst/tracing_on"
 		sync
-		echo 0 >"$trace/events/writeback/writeback_single_inode/enable"
-		grep -v '^#' "$trace/trace" | sed 's/^ */# sync wrote: /' | head -n 40 || true
+		echo 0 >"$inst/tracing_on"
+		for e in writeback_single_inode writeback_write_inode; do
+			echo 0 >"$inst/events/writeback/$e/enable"
+		done
+		grep -v '^#' "$inst/trace" | sed 's/^ */# sync wrote: /' | head -n 60 || true
+		rmdir "$inst" 2>/dev/null || true
 		log "after that sync: $(dirty_kb) kB dirty or under writeback"
 		for fs in "${FILESYSTEMS[@]}"; do
 			log "$fs inodes: $(find "${MNT[$fs]}" -xdev -printf '%i:%P ' 2>/dev/null | head -c 600)"
