@@ -76,6 +76,11 @@
         cache (mmap + mincore), then the first 32 of their indexes; with
         --list, every cached index instead, one a line.
 
+    pagetrace.py flags PATH...
+        Per file or block device, how many of its cached pages are dirty or
+        under writeback, and the first 16 dirty indexes (root: the frames'
+        flags in /proc/kpageflags; nothing is read in), for a failure dump.
+
     pagetrace.py verify FILE --state OUT
         Read FILE and check every page holds the version in OUT; exit 1 if not.
 
@@ -493,7 +498,10 @@ def cached_pages(path, first=0, count=None):
             return []
     else:
         size = count * PAGE
-    npages = (size + PAGE - 1) // PAGE
+    return [first + i for i, _ in _mapped_cached(path, first, size)]
+
+
+def _libc():
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mmap.restype = ctypes.c_void_p
     libc.mmap.argtypes = [
@@ -506,6 +514,15 @@ def cached_pages(path, first=0, count=None):
     ]
     libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
     libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    return libc
+
+
+def _mapped_cached(path, first, size):
+    """(offset in pages, address) of each cached page of `path`'s bytes
+    [first * PAGE, first * PAGE + size), while they are mapped (mmap +
+    mincore: nothing is read in)."""
+    npages = (size + PAGE - 1) // PAGE
+    libc = _libc()
     fd = os.open(path, os.O_RDONLY)
     try:
         addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, first * PAGE)
@@ -515,11 +532,58 @@ def cached_pages(path, first=0, count=None):
             vec = ctypes.create_string_buffer(npages)
             if libc.mincore(addr, size, vec) != 0:
                 raise OSError(ctypes.get_errno(), f"mincore {path} failed")
+            cached = vec.raw
+            for i in range(npages):
+                if cached[i] & 1:
+                    yield i, addr + i * PAGE
         finally:
             libc.munmap(addr, size)
     finally:
         os.close(fd)
-    return [first + i for i in range(npages) if vec.raw[i] & 1]
+
+
+KPF_DIRTY, KPF_WRITEBACK = 4, 8  # Documentation/admin-guide/mm/pagemap.rst
+
+
+def _frame_flags(pagemap, kflags, addr):
+    """The flags of the frame mapped at `addr`, or None if none is."""
+    pagemap.seek(addr // PAGE * 8)
+    (entry,) = struct.unpack("<Q", pagemap.read(8))
+    if not entry >> 63:
+        return None
+    kflags.seek((entry & ((1 << 55) - 1)) * 8)
+    return struct.unpack("<Q", kflags.read(8))[0]
+
+
+def dirty_pages(path):
+    """(dirty, under writeback) page indexes of `path`'s cache, a file or a
+    block device (root: /proc/self/pagemap's frames, /proc/kpageflags)."""
+    dirty, wb = [], []
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.lseek(fd, 0, os.SEEK_END)  # getsize() is 0 for a device
+    finally:
+        os.close(fd)
+    chunk = 16384 * PAGE
+    with open("/proc/self/pagemap", "rb") as pagemap, open("/proc/kpageflags", "rb") as kflags:
+        for off in range(0, size, chunk):
+            for i, addr in _mapped_cached(path, off // PAGE, min(chunk, size - off)):
+                ctypes.string_at(addr, 1)  # map it: cached, nothing read
+                flags = _frame_flags(pagemap, kflags, addr)
+                if flags is None:
+                    continue
+                if flags >> KPF_DIRTY & 1:
+                    dirty.append(off // PAGE + i)
+                if flags >> KPF_WRITEBACK & 1:
+                    wb.append(off // PAGE + i)
+    return dirty, wb
+
+
+def cmd_flags(args):
+    for path in args.paths:
+        dirty, wb = dirty_pages(path)
+        print(f"{path}: {len(dirty)} dirty, {len(wb)} under writeback; dirty at {dirty[:16]}")
+    return 0
 
 
 def cmd_cached(args):
@@ -617,6 +681,9 @@ def main(argv=None):
     sp.add_argument("--count", type=int, help="pages (default: to the end of the file)")
     sp.add_argument("--list", action="store_true", help="print every cached index, one a line")
 
+    sp = sub.add_parser("flags")
+    sp.add_argument("paths", nargs="+", help="files or block devices (root)")
+
     sp = sub.add_parser("verify")
     sp.add_argument("file")
     sp.add_argument("--first-page", type=int, default=0, help="page 0 is this page of FILE")
@@ -634,6 +701,7 @@ def main(argv=None):
             "rewrite": cmd_rewrite,
             "verify": cmd_verify,
             "cached": cmd_cached,
+            "flags": cmd_flags,
         }[args.cmd](args)
     except (OSError, ValueError) as exc:
         print(f"pagetrace: {exc}", file=sys.stderr)

@@ -474,7 +474,7 @@ if [ "$kb" -ne 0 ]; then
 			files+=("${DEV[$fs]}")
 			mapfile -t -O "${#files[@]}" files < <(find "${MNT[$fs]}" -xdev -type f)
 		done
-		python3 "$TESTS_DIR/dirtypages.py" "${files[@]}" "${DEV[raw]}" 2>&1 |
+		python3 "$TESTS_DIR/pagetrace.py" flags "${files[@]}" "${DEV[raw]}" 2>&1 |
 			grep -v ': 0 dirty, 0 under' | sed 's/^/# cache: /' || true
 		# An instance of its own: the harness keeps the top-level
 		# buffer off (scripts/hold-hooks.sh).

@@ -205,6 +205,19 @@ class Files(unittest.TestCase):
         self.assertEqual(rc, 0)
         self.assertEqual([int(x) for x in out.split()], pagetrace.cached_pages(self.f, 2, 8))
 
+    @unittest.skipUnless(os.access("/proc/kpageflags", os.R_OK), "needs root")
+    def test_flags_dirty_then_clean(self):
+        f = os.path.join(self.dir.name, "flags")
+        with open(f, "wb") as fh:
+            fh.write(b"x" * (3 * pagetrace.PAGE))
+        dirty, _ = pagetrace.dirty_pages(f)
+        self.assertEqual(dirty, [0, 1, 2])
+        fd = os.open(f, os.O_RDONLY)
+        os.fsync(fd)
+        os.close(fd)
+        dirty, wb = pagetrace.dirty_pages(f)
+        self.assertEqual((dirty, wb), ([], []))
+
     def test_cached_none(self):
         # A hole never read is not in the page cache: the count is 0 and
         # --list prints no index (not the count, which a caller would take
