@@ -24,7 +24,8 @@
  *   wbq.c      a take per cgroup writeback context, issued by its worker
  *   flusher.c  per-device flusher threads: phase 1 scan, phase 2 takes
  *   policy.c   kernel / aipu / pu / stage, and Linux's periodic writeback
- *   handover.c whether Linux still holds dirty data aipu never saw
+ *   handover.c what was dirty at load, and whether Linux still holds dirty
+ *              data aipu never saw
  *   purge.c    write purge: drop pages aipu wrote once they are clean
  *   lazytime.c lazytime timestamps, written once dirtytime_expire_seconds old
  *   proc.c     /proc as the initial namespaces see it
@@ -38,7 +39,8 @@
  * lazytime uses policy, proc, mapping, dev and track; purge and mapping
  * use dev and track; hook uses canary, issue, mapping, track, policy and
  * flusher; canary uses knobs, policy, mapping and dev; policy uses
- * handover and proc; handover uses proc ("track": src/queue/).
+ * handover and proc; handover uses mapping and proc ("track":
+ * src/queue/).
  */
 #ifndef AIPU_H
 #define AIPU_H
@@ -80,8 +82,12 @@
  *                                 read for the pin and for the settle after
  *                                 a write (aipu_handover_owns_locked()).
  *   wb->work_lock, wb->list_lock, sb->s_inode_list_lock (kernel)
- *                                 taken by the handover's look (handover.c)
- *                                 alone, as fs-writeback.c takes them.
+ *                                 taken by the handover's look (handover.c),
+ *                                 as fs-writeback.c takes them; the
+ *                                 adoption at load takes each listed
+ *                                 inode's i_lock inside, and a device's and
+ *                                 a file's lock inside that
+ *                                 (aipu_mapping_adopt()).
  *   answer_lock (handover.c)      the handover's last answer; spinlock_t,
  *                                 process context, no other lock held.
  *   wbq->lock (wbq.c)             a writeback context's takes and counts;
@@ -306,6 +312,8 @@ struct aipu_file *aipu_mapping_tracker(struct aipu_dev *d,
 				       struct address_space *mapping,
 				       struct aipu_file *hint,
 				       bool *gone);
+bool aipu_mapping_adopt(struct inode *inode, unsigned int what,
+			unsigned long time);
 void aipu_mapping_kill(struct address_space *mapping);
 void aipu_mapping_forget(struct aipu_dev *d);
 const void *aipu_tracker_wb(struct aipu_dev *d, struct aipu_file *t);
@@ -388,6 +396,8 @@ ssize_t aipu_proc_read(const char *path, char *buf, size_t size);
 
 /* handover.c */
 bool aipu_handover_holds(unsigned long mark);
+void aipu_handover_adopt(void);
+bool aipu_handover_adopted(bool *failed);
 void aipu_handover_rearm(void);
 void aipu_handover_stop(void);
 

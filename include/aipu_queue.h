@@ -151,6 +151,7 @@ struct aipu_queue_stats {
 	u64 pages_staged;	/* moved early by staging */
 	u64 entries_scanned;	/* files phase 1 looked at */
 	u64 fallbacks;		/* a file bounded as a whole instead */
+	u64 inodes_adopted;	/* dirty at load: aipu_queue_adopt() */
 	u64 trackers;		/* gauge */
 	u64 bytes;		/* gauge: queue memory of the files */
 	u64 pages;		/* gauge: pages queued or out in batches */
@@ -252,6 +253,12 @@ void aipu_queue_whole_dax(struct aipu_queue *tr, struct aipu_file *t,
 			  unsigned long time);
 void aipu_queue_meta(struct aipu_queue *tr, struct aipu_file *t,
 		     unsigned long time, bool was_clean);
+/* What an inode dirty before the load had dirty: aipu_queue_adopt(). */
+#define AIPU_ADOPT_PAGES 1
+#define AIPU_ADOPT_META 2
+#define AIPU_ADOPT_TIMES 4
+bool aipu_queue_adopt(struct aipu_queue *tr, struct aipu_file *t,
+		      unsigned int what, unsigned long time);
 bool aipu_queue_meta_fast(struct aipu_file *t, bool was_clean);
 bool aipu_queue_may_redirty(struct aipu_file *t, pgoff_t start,
 			    unsigned long nr);

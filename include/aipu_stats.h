@@ -37,6 +37,7 @@ struct aipu_stats {
 	u64 wb_full;		/* put back: their context had its takes out */
 	u64 pages_refused;	/* still dirty after ->writepages failed */
 	u64 pages_foreign;	/* of mappings not their host's own: not tracked */
+	u64 inodes_adopted;	/* dirty at load: given entries (handover.c) */
 };
 
 #define AIPU_HIST_BUCKETS 16	/* 0, 1, 2-3, 4-7, ..., >= 16384 */

@@ -239,6 +239,7 @@ static void stats_add(struct aipu_stats *sum, const struct aipu_stats *s)
 	sum->wb_full += s->wb_full;
 	sum->pages_refused += s->pages_refused;
 	sum->pages_foreign += s->pages_foreign;
+	sum->inodes_adopted += s->inodes_adopted;
 	sum->lock_hold_max_ns = max(sum->lock_hold_max_ns, s->lock_hold_max_ns);
 }
 
@@ -274,6 +275,7 @@ static void dev_stats(struct aipu_dev *d, struct aipu_stats *s)
 	s->pages_deferred += q->pages_deferred;
 	s->pages_staged += q->pages_staged;
 	s->pages_redirtied += q->pages_redirtied;
+	s->inodes_adopted += q->inodes_adopted;
 }
 
 /* Age in jiffies of @d's oldest queued data, 0 if none; its lock held. */

@@ -2,17 +2,28 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 /*
- * aipu: has Linux written the dirty data aipu never saw?
+ * aipu: what was dirty at load, and has Linux written the data aipu never
+ * saw?
  *
  * aipu learns of a page at its clean->dirty transition, so what was dirty
- * before insmod, or dirtied when tracking memory ran out completely, is
- * Linux's to write: its periodic writeback stays on (src/policy.c).  A clock
- * alone cannot end that handover: on a disk slower than the backlog, or
- * with dirty_expire_centisecs above handover_ms, Linux's writeback would be
- * switched off with that data still dirty, and nothing would write it
- * before a sync or the dirty thresholds.  So policy.c asks here whether
- * Linux still holds an inode dirtied at or before a mark (the load, the
- * last untracked page), and a look, at most once a second, finds out.
+ * before insmod it learns of from the kernel's own lists instead: once the
+ * probes are in, one walk (the adoption, LOOK_ADOPT) gives every inode
+ * dirty then the entries the probes would have given it, its pages bounded
+ * as a whole from its dirtied_when (aipu_queue_adopt()).  Linux's own
+ * periodic writeback knows those pages by no more than that time either;
+ * but it goes on trusting dirtied_when after a write, which the kernel's
+ * bookkeeping renews for an inode whose pages below writeback_index stayed
+ * dirty (6.1's redirty_tail_locked()) and never renews for the only dirty
+ * inode of a device written continuously: so aipu writes what it adopted
+ * itself, within max_age, and the handover at load ends with its clock.
+ *
+ * What the probes miss later (tracking memory ran out completely, or an
+ * adoption found none) is Linux's to write: its periodic writeback stays
+ * on (src/policy.c) until Linux holds no inode dirtied at or before that
+ * mark, and a look, at most once a second, finds out.  A clock alone
+ * cannot end that: on a disk slower than the backlog, or with
+ * dirty_expire_centisecs above the clock, Linux's writeback would be
+ * switched off with that data still dirty.
  *
  * Linux keeps a writeback context's dirty inodes in dirtied_when order,
  * oldest at the tail of b_dirty, b_io and b_more_io (b_io is grouped by
@@ -55,6 +66,7 @@
 #define KUPDATE_SYSCTL "proc/sys/vm/dirty_writeback_centisecs"
 
 enum look_mode {
+	LOOK_ADOPT,		/* at load: give what is dirty entries */
 	LOOK_OLDEST,		/* the handover's question */
 	LOOK_WQ,		/* the re-arm's walks: find bdi_wq, */
 	LOOK_KICK,		/* have file systems' contexts arm themselves, */
@@ -65,6 +77,8 @@ struct look {
 	enum look_mode mode;
 	unsigned long oldest;	/* dirtied_when of the oldest inode seen */
 	bool found;
+	bool failed;		/* LOOK_ADOPT: an inode left to Linux */
+	unsigned long now;	/* LOOK_ADOPT: when the walk began */
 	struct workqueue_struct *wq;	/* bdi_wq, once a context shows it */
 };
 
@@ -72,12 +86,15 @@ static void look_fn(struct work_struct *w);
 static DECLARE_DELAYED_WORK(look_work, look_fn);
 static void rearm_fn(struct work_struct *w);
 static DECLARE_WORK(rearm_work, rearm_fn);
+static void adopt_fn(struct work_struct *w);
+static DECLARE_WORK(adopt_work, adopt_fn);
 
 /* The last look's answer, and when it began (locking: include/aipu.h). */
 static DEFINE_SPINLOCK(answer_lock);
 static struct look answer;
 static unsigned long answer_at;
 static bool answered;
+static enum { ADOPT_PENDING, ADOPT_DONE, ADOPT_FAILED } adopt_state;
 
 static void note(struct look *l, unsigned long when)
 {
@@ -116,9 +133,79 @@ static void wb_rearm(struct bdi_writeback *wb, struct workqueue_struct *wq)
 	spin_unlock_irq(&wb->work_lock);
 }
 
+/*
+ * The time an adopted inode's entries wait at: its dirtied_when, but no
+ * older than max_age before the walk, so that data dirtied long before the
+ * load is due at once and counted late only if aipu is late with it.
+ */
+static unsigned long adopt_time(struct look *l, unsigned long when)
+{
+	unsigned long oldest = l->now - msecs_to_jiffies(READ_ONCE(aipu_max_age_ms));
+
+	if (time_before(when, oldest))
+		return oldest;
+	return time_after(when, l->now) ? l->now : when;
+}
+
+/*
+ * @inode is on a writeback list, or a dirty block-device inode: what of it
+ * is dirty gets the entries the probes would have queued had they seen it
+ * dirtied (aipu_mapping_adopt()).  Its pages are bounded as a whole from
+ * its dirtied_when, as Linux's own periodic writeback bounds them: aipu
+ * then writes every one of them within max_age, whatever the kernel's
+ * bookkeeping later does to dirtied_when (redirty_tail_locked() gives an
+ * inode whose pages below writeback_index stayed dirty a new one).  Taken
+ * under i_lock, inside the list's lock as fs-writeback.c nests them: an
+ * inode not being evicted cannot be freed meanwhile.
+ */
+static void adopt_inode(struct look *l, struct inode *inode)
+{
+	unsigned long state, time;
+	unsigned int what = 0;
+
+	spin_lock(&inode->i_lock);
+	state = aipu_inode_state(inode);
+	if ((state & (I_FREEING | I_WILL_FREE)) ||
+	    !mapping_can_writeback(&inode->i_data))
+		goto out;
+	if ((state & I_DIRTY_PAGES) &&
+	    mapping_tagged(&inode->i_data, PAGECACHE_TAG_DIRTY))
+		what |= AIPU_ADOPT_PAGES;
+	if (state & I_DIRTY_INODE)
+		what |= AIPU_ADOPT_META;
+	time = adopt_time(l, inode->dirtied_when);
+	if (!what && (state & I_DIRTY_TIME)) {
+		/* Written once dirtytime_expire_seconds old (lazytime.c). */
+		what = AIPU_ADOPT_TIMES;
+		time = inode->dirtied_time_when;
+		if (time_after(time, l->now))
+			time = l->now;
+	}
+	if (what && !aipu_mapping_adopt(inode, what, time))
+		l->failed = true;
+out:
+	spin_unlock(&inode->i_lock);
+}
+
+static void adopt_list(struct look *l, struct list_head *list)
+{
+	struct inode *inode;
+
+	list_for_each_entry(inode, list, i_io_list)
+		adopt_inode(l, inode);
+}
+
 static void look_wb(struct look *l, struct bdi_writeback *wb)
 {
 	switch (l->mode) {
+	case LOOK_ADOPT:
+		spin_lock(&wb->list_lock);
+		adopt_list(l, &wb->b_dirty);
+		adopt_list(l, &wb->b_io);
+		adopt_list(l, &wb->b_more_io);
+		adopt_list(l, &wb->b_dirty_time);
+		spin_unlock(&wb->list_lock);
+		break;
 	case LOOK_OLDEST:
 		spin_lock(&wb->list_lock);
 		note_tail(l, &wb->b_dirty);
@@ -204,9 +291,14 @@ static void look_bdev_inodes(struct look *l)
 	struct inode *inode;
 
 	spin_lock(&sb->s_inode_list_lock);
-	list_for_each_entry(inode, &sb->s_inodes, i_sb_list)
-		if (aipu_inode_state(inode) & I_DIRTY)
+	list_for_each_entry(inode, &sb->s_inodes, i_sb_list) {
+		if (!(aipu_inode_state(inode) & I_DIRTY))
+			continue;
+		if (l->mode == LOOK_ADOPT)
+			adopt_inode(l, inode);
+		else
 			note(l, READ_ONCE(inode->dirtied_when));
+	}
 	spin_unlock(&sb->s_inode_list_lock);
 }
 
@@ -258,7 +350,7 @@ static bool look_all(struct look *l)
 	while (n > 0 && (line = strsep(&p, "\n")) && p)
 		look_type(l, line);
 	kfree(buf);
-	if (l->mode == LOOK_OLDEST)
+	if (l->mode == LOOK_OLDEST || l->mode == LOOK_ADOPT)
 		look_bdev_inodes(l);
 	return n > 0;
 }
@@ -347,6 +439,47 @@ static void look_fn(struct work_struct *w)
 }
 
 /*
+ * Once, at load, with the probes in: every inode dirty then, found as the
+ * handover's look finds them, gets aipu's entries at its dirtied_when.  A
+ * walk of every dirty inode, each writeback context's lists under its
+ * list_lock (as wb_writeback()'s queue_io() moves them), once.
+ */
+static void adopt_fn(struct work_struct *w)
+{
+	struct look l = { .mode = LOOK_ADOPT, .now = jiffies };
+	bool read = look_all(&l), ok = read && !l.failed;
+
+	spin_lock(&answer_lock);
+	adopt_state = ok ? ADOPT_DONE : ADOPT_FAILED;
+	spin_unlock(&answer_lock);
+	if (!ok)
+		pr_warn("%s: data dirtied before the load stays Linux's to write\n",
+			read ? "no tracking memory for an inode dirty at load" :
+			       "cannot read /" FILESYSTEMS);
+}
+
+/* Process context, the probes in: adopt what is dirty, soon. */
+void aipu_handover_adopt(void)
+{
+	queue_work(system_unbound_wq, &adopt_work);
+}
+
+/*
+ * Whether the adoption has run (so that only what the probes see is
+ * dirtied from now on), and in *@failed whether it left inodes to Linux.
+ */
+bool aipu_handover_adopted(bool *failed)
+{
+	bool done;
+
+	spin_lock(&answer_lock);
+	done = adopt_state != ADOPT_PENDING;
+	*failed = adopt_state == ADOPT_FAILED;
+	spin_unlock(&answer_lock);
+	return done;
+}
+
+/*
  * Process context.  Whether Linux still holds an inode dirtied at or before
  * @mark, as far as the last look knew; true until a look begun after @mark's
  * jiffy says otherwise, and while true another look is asked for (at once
@@ -373,6 +506,7 @@ bool aipu_handover_holds(unsigned long mark)
  */
 void aipu_handover_stop(void)
 {
+	cancel_work_sync(&adopt_work);
 	cancel_delayed_work_sync(&look_work);
 	flush_work(&rearm_work);
 }

@@ -150,6 +150,40 @@ struct aipu_file *aipu_mapping_tracker(struct aipu_dev *d,
 	return aipu_queue_get(&d->tr, mapping, mapping->host);
 }
 
+/*
+ * @inode was dirty before the probes were in (src/handover.c's adoption at
+ * load): the tracker and entries the probes would have made for @what
+ * (AIPU_ADOPT_*), at @time.  @inode's i_lock held and its eviction not
+ * begun, so it cannot be freed meanwhile; any context, as the probes.
+ * False when no device or tracker memory could be had: the caller leaves
+ * the inode to Linux's periodic writeback.
+ */
+bool aipu_mapping_adopt(struct inode *inode, unsigned int what,
+			unsigned long time)
+{
+	struct address_space *mapping = &inode->i_data;
+	struct aipu_file *t;
+	struct aipu_dev *d;
+	unsigned long flags;
+	bool gone = false;
+
+	lockdep_assert_held(&inode->i_lock);
+	rcu_read_lock();
+	t = aipu_mapping_find(mapping);
+	d = t ? aipu_tracker_dev(t) : aipu_dev_get(inode_to_bdi(inode));
+	if (d) {
+		struct aipu_dev *live = aipu_dev_lock_live(d, &flags);
+
+		t = aipu_mapping_tracker(live, mapping, live == d ? t : NULL,
+					 &gone);
+		if (t)
+			aipu_queue_adopt(&live->tr, t, what, time);
+		aipu_dev_unlock(live, flags);
+	}
+	rcu_read_unlock();
+	return d && (t || gone);
+}
+
 /* Eviction: forget @mapping, a batch of its queue per hold of the lock. */
 void aipu_mapping_kill(struct address_space *mapping)
 {

@@ -16,11 +16,12 @@
  *
  * While a policy that writes is active, Linux's periodic ("kupdate")
  * writeback is off; background writeback above dirty_background_ratio, sync
- * and fsync are untouched.  Dirty data aipu never saw (dirtied before
- * insmod, or when tracking memory ran out completely) is handed to Linux:
- * periodic writeback stays on for handover_ms after load and for
- * AIPU_UNTRACKED_MS after such a fallback, and after that for as long as
- * Linux still holds an inode dirtied before (src/handover.c).
+ * and fsync are untouched.  What was dirty at insmod is adopted once the
+ * probes are in (src/handover.c): periodic writeback stays on until then
+ * and for handover_ms after load.  Dirty data aipu never saw (tracking
+ * memory ran out completely, or for the adoption) is handed to Linux:
+ * periodic writeback stays on for AIPU_UNTRACKED_MS after such a fallback,
+ * and after that for as long as Linux still holds an inode dirtied before.
  */
 #include <linux/fs.h>
 #include <linux/jiffies.h>
@@ -298,15 +299,17 @@ static bool clock_running(unsigned long now)
 }
 
 /*
- * The marks the handover asks about: the load (unless
- * handover_ms is 0: the user synced) and the last page aipu could not
- * track.  Returns how many of @mark[2] are set.
+ * The marks the handover asks about: the load, if the adoption left
+ * inodes to Linux (unless handover_ms is 0: the user synced), and the last
+ * page aipu could not track.  Returns how many of @mark[2] are set.
  */
 static int handover_marks(unsigned long *mark)
 {
+	bool failed;
 	int n = 0;
 
-	if (READ_ONCE(aipu_handover_ms))
+	if (READ_ONCE(aipu_handover_ms) && aipu_handover_adopted(&failed) &&
+	    failed)
 		mark[n++] = READ_ONCE(watched_from);
 	if (untracked(&mark[n]))
 		n++;
@@ -364,16 +367,20 @@ bool aipu_handover_owns(struct inode *inode)
 /* Looked at under the clocks too, so that their end finds an answer. */
 static bool handing_over(void)
 {
-	bool holds = linux_holds();
+	bool holds = linux_holds(), failed;
 
-	return clock_running(jiffies) || holds;
+	return clock_running(jiffies) || !aipu_handover_adopted(&failed) ||
+	       holds;
 }
 
 /* 1 while the handover outlasts its clocks, waiting for Linux's writes. */
 bool aipu_handover_waiting(void)
 {
+	bool failed;
+
 	return !READ_ONCE(kupdate_off) && aipu_policy_writes() &&
-	       !clock_running(jiffies) && linux_holds();
+	       !clock_running(jiffies) &&
+	       (!aipu_handover_adopted(&failed) || linux_holds());
 }
 
 unsigned long aipu_handover_left_ms(void)
@@ -443,6 +450,7 @@ void aipu_policy_init(void)
 void aipu_policy_watching(void)
 {
 	WRITE_ONCE(watched_from, jiffies);
+	aipu_handover_adopt();
 	aipu_kupdate_update();
 }
 

@@ -99,6 +99,7 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
 	EMIT("pages_refused", s.pages_refused);
 	EMIT("pages_foreign", s.pages_foreign);
 	EMIT("evict_probe_lost", READ_ONCE(aipu_evict_lost));
+	EMIT("inodes_adopted", s.inodes_adopted);
 #undef EMIT
 	return n;
 }

@@ -561,6 +561,43 @@ void aipu_queue_times(struct aipu_queue *tr, struct aipu_file *t,
 	aipu_file_unlock(t);
 }
 
+/*
+ * @t was dirty before the probes were in (src/handover.c's adoption at
+ * load): the entries the probes would have queued for what @what names,
+ * at @time (the inode's dirtied_when, or for its lazytime timestamps
+ * dirtied_time_when), and nothing a later dirtying queued is made younger.
+ * The pages are bounded as a whole, as a fallback's are, but not counted
+ * as one: no page-level time exists for them.  True, and counted in
+ * inodes_adopted, if it queued an entry that was not there yet.
+ */
+bool aipu_queue_adopt(struct aipu_queue *tr, struct aipu_file *t,
+		      unsigned int what, unsigned long time)
+{
+	bool queued = false;
+
+	aipu_file_lock(t);
+	if (what & AIPU_ADOPT_PAGES) {
+		queued |= t->whole.state == AIPU_ENTRY_IDLE;
+		if (t->whole.state == AIPU_ENTRY_ISSUING)
+			whole_again(&t->whole, time);
+		else
+			whole_by(tr, t, time);
+	}
+	if ((what & AIPU_ADOPT_META) && t->meta.state == AIPU_ENTRY_IDLE) {
+		t->meta.time = time;
+		t->meta.state = AIPU_ENTRY_WAITING;
+		requeue(tr, t);
+		queued = true;
+	}
+	if ((what & AIPU_ADOPT_TIMES) && t->times.state == AIPU_ENTRY_IDLE) {
+		times_locked(tr, t, time, false);
+		queued = true;
+	}
+	tr->st.inodes_adopted += queued;
+	aipu_file_unlock(t);
+	return queued;
+}
+
 /* The oldest timestamps dirtied at or before @cutoff, taken for writing. */
 struct aipu_entry *aipu_queue_take_times(struct aipu_queue *tr,
 					 unsigned long cutoff)

@@ -1197,6 +1197,48 @@ static int test_whole_refused(void)
 	return 0;
 }
 
+/*
+ * An inode dirty at load (aipu_queue_adopt()): its pages bounded as a whole
+ * at its dirtied_when, its metadata at the same time, not counted as a
+ * fallback; adopted again (a second super block on the same device) it
+ * keeps the older time and is not counted twice.
+ */
+static int test_adopt(void)
+{
+	struct aipu_batch b;
+	struct aipu_entry *e;
+	struct aipu_file *t;
+
+	now = T0;
+	aipu_queue_init(&tr, slots, WHEEL_WIDTH, now);
+	t = aipu_queue_get(&tr, &keys[0], NULL);
+	CHECK(t);
+	aipu_queue_pages(&tr, t, 5, 1, T0 + 40);	/* seen by the probe */
+	CHECK(aipu_queue_adopt(&tr, t, AIPU_ADOPT_PAGES | AIPU_ADOPT_META,
+			       T0 + 10));
+	CHECK(!aipu_queue_adopt(&tr, t, AIPU_ADOPT_PAGES, T0 + 5));
+	CHECK(tr.st.inodes_adopted == 1 && tr.st.fallbacks == 0);
+	now = T0 + 100;
+	CHECK(!take_at(T0 + 5, &b) && !b.t);	/* strictly older */
+	end_of_pass();
+	e = take_at(T0 + 6, &b);
+	CHECK(e && e->kind == AIPU_ENTRY_WHOLE && e->time == T0 + 5);
+	aipu_queue_done_entry(&tr, e);
+	end_of_pass();
+	e = take_at(T0 + 11, &b);
+	CHECK(e && e->kind == AIPU_ENTRY_META && e->time == T0 + 10);
+	aipu_queue_done_entry(&tr, e);
+	end_of_pass();
+	/* The probe's page keeps its own time. */
+	CHECK(!take_at(T0 + 40, &b) && !b.t);
+	end_of_pass();
+	CHECK(aipu_queue_oldest(&tr, &now) && now == T0 + 40);
+	while (!aipu_queue_kill(&tr, t, AIPU_DRAIN_BATCH))
+		;			/* evicted: every object freed */
+	CHECK(aipu_queue_idle(&tr));
+	return 0;
+}
+
 static int test_model(void)
 {
 	return model(unit_seed(3), 0);
@@ -1213,6 +1255,7 @@ int main(void)
 	RUN(test_handback);
 	RUN(test_whole_since);
 	RUN(test_whole_refused);
+	RUN(test_adopt);
 	RUN(test_model);
 	RUN(test_model_failing);
 	return unit_done();
