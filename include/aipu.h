@@ -176,6 +176,9 @@ struct aipu_dev {
 	unsigned long idle_since;	/* jiffies: aipu_dev_busy() */
 	struct task_struct *inheritor;	/* writing metadata: see hook.c */
 	unsigned long inherit_time;
+	/* A probe found no tracker memory: adopt_missed() (@lock). */
+	bool adopt_wanted;
+	u16 adopted_misses;		/* tr.misses at the last adoption */
 
 	/* policy.c */
 	unsigned long last_pu, next_stage;
@@ -314,6 +317,8 @@ struct aipu_file *aipu_mapping_tracker(struct aipu_dev *d,
 				       bool *gone);
 bool aipu_mapping_adopt(struct inode *inode, unsigned int what,
 			unsigned long time);
+bool aipu_mapping_missed(struct inode *inode, struct aipu_queue *tr,
+			 u16 since, u16 upto);
 void aipu_mapping_kill(struct address_space *mapping);
 void aipu_mapping_forget(struct aipu_dev *d);
 const void *aipu_tracker_wb(struct aipu_dev *d, struct aipu_file *t);
@@ -398,6 +403,8 @@ ssize_t aipu_proc_read(const char *path, char *buf, size_t size);
 bool aipu_handover_holds(unsigned long mark);
 void aipu_handover_adopt(void);
 bool aipu_handover_adopted(bool *failed);
+bool aipu_handover_adopt_bdi(struct backing_dev_info *bdi,
+			     struct aipu_queue *tr, u16 since, u16 upto);
 void aipu_handover_rearm(void);
 void aipu_handover_stop(void);
 
@@ -503,6 +510,7 @@ int aipu_mem_init(void);
 void aipu_mem_exit(void);
 void aipu_mem_refill(void);
 void aipu_mem_drain(void);
+extern atomic_t aipu_fail_trackers;
 u64 aipu_mem_bytes(void);
 u64 aipu_mem_objects(void);
 

@@ -29,7 +29,7 @@ AIPU_NUMBER(period_ms, 1000, 10, 60000,
 AIPU_NUMBER(pu_interval_ms, 30000, 100, 3600000,
 	    "pu: write everything this often");
 AIPU_NUMBER(handover_ms, 35000, 0, 3600000,
-	    "Keep Linux's periodic writeback on this long after load, for data dirtied before");
+	    "Keep Linux's periodic writeback on at least this long after load");
 AIPU_NUMBER(stage_interval_ms, 1000, 0, 3600000,
 	    "stage: minimum interval C between staged batches, 0 = at once");
 AIPU_NUMBER(stage_batch, 1, 1, 65536,

@@ -132,6 +132,7 @@ struct aipu_file {
 	bool draining;			/* @q is being freed: not to be used */
 	bool dead;			/* mapping evicted; free when unused */
 	bool hashed;			/* findable by aipu_file_lookup() */
+	u16 born;			/* its queue's misses when it was made */
 };
 
 /* What aipu_queue_pages_fast() adds to its device's counters: the caller's. */
@@ -184,6 +185,7 @@ struct aipu_queue {
 	unsigned long scan_cutoff;	/* phase 1's: due files stay till then */
 	unsigned long out_pages;	/* pages of batches out, any file */
 	unsigned long out_time;		/* the oldest of them, if any */
+	u16 misses;			/* trackers the probes could not have */
 	struct aipu_queue_stats st;
 };
 

@@ -4,6 +4,9 @@
  *
  *   devices   every backing device's line of /sys/kernel/aipu/devices,
  *             which holds one page of them (about 25); this has no limit
+ *   fail_trackers
+ *             write N: the next N trackers the probes or the adoption ask
+ *             for fail as if memory had run out (tests/vm/t_fallback.sh)
  *
  * Best effort: without debugfs the directory is simply not there.  Its
  * files are debugfs's full proxies, so removing them at rmmod waits for a
@@ -38,6 +41,8 @@ void aipu_debugfs_init(void)
 	aipu_debugfs_dir = debugfs_create_dir(AIPU_NAME, NULL);
 	debugfs_create_file("devices", 0444, aipu_debugfs_dir, NULL,
 			    &devices_fops);
+	debugfs_create_atomic_t("fail_trackers", 0600, aipu_debugfs_dir,
+				&aipu_fail_trackers);
 }
 
 void aipu_debugfs_exit(void)

@@ -249,6 +249,29 @@ static void end_pass(struct aipu_dev *d, struct aipu_pass_trace *pt,
 	} while (!done);
 }
 
+/*
+ * A probe found no tracker memory for a mapping of @d (hook.c): adopt
+ * @d's dirty inodes that may hold its pages (src/handover.c), each bounded
+ * as a whole from its dirtied_when, so the fallback bounds this device's
+ * files alone; only if that finds no memory either does Linux's periodic
+ * writeback take them, for the whole machine (policy.c).  After the
+ * refill: the reserve is full again.  A miss meanwhile asks again.
+ */
+static void adopt_missed(struct aipu_dev *d)
+{
+	unsigned long flags;
+	u16 since, upto;
+
+	flags = aipu_dev_lock(d);
+	WRITE_ONCE(d->adopt_wanted, false);
+	since = d->adopted_misses;
+	upto = d->tr.misses;
+	d->adopted_misses = upto;
+	aipu_dev_unlock(d, flags);
+	if (!aipu_handover_adopt_bdi(d->bdi, &d->tr, since, upto))
+		aipu_policy_untracked();
+}
+
 static void flusher_pass(struct aipu_dev *d)
 {
 	struct aipu_pass_trace pt;
@@ -256,6 +279,8 @@ static void flusher_pass(struct aipu_dev *d)
 
 	aipu_trace_pass_begin(d, &pt);
 	aipu_mem_refill();
+	if (READ_ONCE(d->adopt_wanted))
+		adopt_missed(d);
 	aipu_purge_run(d);
 	aipu_trace_scan_begin(&pt);
 	scan(d);

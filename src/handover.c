@@ -79,6 +79,9 @@ struct look {
 	bool found;
 	bool failed;		/* LOOK_ADOPT: an inode left to Linux */
 	unsigned long now;	/* LOOK_ADOPT: when the walk began */
+	/* LOOK_ADOPT after a miss: only what aipu_mapping_missed() says. */
+	struct aipu_queue *missed;
+	u16 since, upto;
 	struct workqueue_struct *wq;	/* bdi_wq, once a context shows it */
 };
 
@@ -166,7 +169,9 @@ static void adopt_inode(struct look *l, struct inode *inode)
 	spin_lock(&inode->i_lock);
 	state = aipu_inode_state(inode);
 	if ((state & (I_FREEING | I_WILL_FREE)) ||
-	    !mapping_can_writeback(&inode->i_data))
+	    !mapping_can_writeback(&inode->i_data) ||
+	    (l->missed && !aipu_mapping_missed(inode, l->missed, l->since,
+					       l->upto)))
 		goto out;
 	if ((state & I_DIRTY_PAGES) &&
 	    mapping_tagged(&inode->i_data, PAGECACHE_TAG_DIRTY))
@@ -456,6 +461,25 @@ static void adopt_fn(struct work_struct *w)
 		pr_warn("%s: data dirtied before the load stays Linux's to write\n",
 			read ? "no tracking memory for an inode dirty at load" :
 			       "cannot read /" FILESYSTEMS);
+}
+
+/*
+ * Process context (@tr's flusher): a probe found no tracker memory for a
+ * mapping of @bdi, whose queue is @tr, between its misses @since and
+ * @upto.  Adopt @bdi's dirty inodes that may hold such pages, so that the
+ * fallback stays on this device: each inode bounded as a whole from its
+ * dirtied_when, as at load.  False if one found no memory either.
+ */
+bool aipu_handover_adopt_bdi(struct backing_dev_info *bdi,
+			     struct aipu_queue *tr, u16 since, u16 upto)
+{
+	struct look l = {
+		.mode = LOOK_ADOPT, .now = jiffies,
+		.missed = tr, .since = since, .upto = upto,
+	};
+
+	look_bdi(&l, bdi);
+	return !l.failed;
 }
 
 /* Process context, the probes in: adopt what is dirty, soon. */

@@ -182,6 +182,24 @@ static struct aipu_dev *lock_live(struct aipu_dev *d,
 }
 
 /*
+ * @d locked: no tracker memory for a mapping of @d.  Its flusher adopts
+ * @d's dirty inodes that may hold the pages at its next pass (flusher.c),
+ * so the fallback stays on this device; a device being reaped has no
+ * flusher to, and Linux's periodic writeback takes them (policy.c).
+ * True if the flusher is to be woken once the lock is dropped.
+ */
+static bool missed(struct aipu_dev *d)
+{
+	if (d->dead) {
+		aipu_policy_untracked();
+		return false;
+	}
+	d->tr.misses++;
+	WRITE_ONCE(d->adopt_wanted, true);
+	return true;
+}
+
+/*
  * The device's lock: a file to be queued or moved in the wheel, made, or
  * bounded as a whole; @fast is what probe_fast() did (AIPU_FAST_SHORT: the
  * pages are counted, and those past the log's memory need the whole-file
@@ -194,7 +212,7 @@ probe_slow(struct aipu_dev *d, struct address_space *mapping,
 	   struct aipu_file *t, struct folio *folio, unsigned long nr,
 	   bool redirty, int fast, unsigned long time)
 {
-	bool inherit, gone, counted = fast == AIPU_FAST_SHORT;
+	bool inherit, gone, counted = fast == AIPU_FAST_SHORT, poke = false;
 	unsigned long flags;
 
 	d = lock_live(d, &t, &flags);
@@ -225,9 +243,11 @@ probe_slow(struct aipu_dev *d, struct address_space *mapping,
 		d->st.pages_dirtied += counted ? 0 : nr;
 		d->st.fallbacks++;
 		aipu_trace_fallback(d, mapping, AIPU_FB_NO_TRACKER, nr);
-		aipu_policy_untracked();
+		poke = missed(d);
 	}
 	aipu_dev_unlock(d, flags);
+	if (poke)
+		aipu_flusher_poke(d);
 	return d;
 }
 
@@ -302,7 +322,7 @@ static noinline void inode_dirty(struct inode *inode, enum inode_dirtying how)
 	unsigned long state = aipu_inode_state(inode), irqflags;
 	struct aipu_file *t;
 	struct aipu_dev *d;
-	bool gone;
+	bool gone, poke = false;
 
 	/*
 	 * Only where writeback exists (not tmpfs or pseudo file systems), and
@@ -336,9 +356,11 @@ static noinline void inode_dirty(struct inode *inode, enum inode_dirtying how)
 	} else if (!gone) {
 		d->st.fallbacks++;
 		aipu_trace_fallback(d, &inode->i_data, AIPU_FB_NO_TRACKER, 0);
-		aipu_policy_untracked();
+		poke = missed(d);
 	}
 	aipu_dev_unlock(d, irqflags);
+	if (poke)
+		aipu_flusher_poke(d);
 	aipu_flusher_want(d);
 	rcu_read_unlock();
 }

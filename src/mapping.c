@@ -184,6 +184,26 @@ bool aipu_mapping_adopt(struct inode *inode, unsigned int what,
 	return d && (t || gone);
 }
 
+/*
+ * Might @inode hold pages a probe found no tracker memory for, between
+ * misses @since and @upto of @tr (its device's queue)?  Yes if it has no
+ * tracker there, or one made after the first of those misses.  Any
+ * context.
+ */
+bool aipu_mapping_missed(struct inode *inode, struct aipu_queue *tr,
+			 u16 since, u16 upto)
+{
+	struct aipu_file *t;
+	bool missed;
+
+	rcu_read_lock();
+	t = aipu_mapping_find(&inode->i_data);
+	missed = !t || t->tr != tr ||
+		 (u16)(t->born - since - 1) < (u16)(upto - since);
+	rcu_read_unlock();
+	return missed;
+}
+
 /* Eviction: forget @mapping, a batch of its queue per hold of the lock. */
 void aipu_mapping_kill(struct address_space *mapping)
 {

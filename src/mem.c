@@ -237,9 +237,21 @@ void aipu_retry_free(struct aipu_retry *r)
 	reserve_free(&reserves[RETRY], r);
 }
 
+/*
+ * debugfs fail_trackers (src/debugfs.c): the next this many trackers fail
+ * as if the slab and the reserve were empty, so that tests can make the
+ * fallback happen on kernels without fault injection (Debian's).
+ */
+atomic_t aipu_fail_trackers = ATOMIC_INIT(0);
+
 struct aipu_file *aipu_file_alloc(void)
 {
-	struct aipu_mapping *m = reserve_alloc(&reserves[TRACKER]);
+	struct aipu_mapping *m;
+
+	if (unlikely(atomic_read(&aipu_fail_trackers)) &&
+	    atomic_dec_if_positive(&aipu_fail_trackers) >= 0)
+		return NULL;
+	m = reserve_alloc(&reserves[TRACKER]);
 
 	if (!m)
 		return NULL;

@@ -46,7 +46,9 @@
 #           time minus each page's dirty time (blktrace), under aipu
 #           (policy aipu) and under Linux's own writeback (aipu loaded with
 #           policy kernel), both with a 3-s expiry and a 1-s period.
-#   look    (not by default) the handover's look (src/handover.c), once a
+#   look    (not by default; refused unless AIPU_LOOK_ANYWAY=1, as its
+#           page dirtied before insmod is adopted now) the handover's look
+#           (src/handover.c), once a
 #           second while Linux holds data dirtied before the load, against
 #           what it walks: AIPU_LOOK_ROWS (default "1:0 100:0 1000:0 1000:100")
 #           of L:M, L loop devices (block devices: their inodes are walked
@@ -648,6 +650,11 @@ if [[ " $phases " == *" profile "* ]]; then
 	fgraph_probe "$out/profile"
 fi
 if [[ " $phases " == *" look "* ]]; then
+	# Its page dirtied before insmod is adopted now (src/handover.c), and
+	# the look runs only after a page aipu could not track: timing it
+	# needs a forced fallback, which this phase does not make yet.
+	[ -n "${AIPU_LOOK_ANYWAY:-}" ] ||
+		die "--phases look: the look no longer runs after a page dirtied before insmod (adopted at load); set AIPU_LOOK_ANYWAY=1 to run the phase as it was (it then records 0 looks)"
 	look_phase
 fi
 if [[ " $phases " == *" tree "* ]]; then

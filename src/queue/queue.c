@@ -45,6 +45,7 @@ struct aipu_file *aipu_queue_get(struct aipu_queue *tr, const void *key,
 	t->tr = tr;
 	t->key = key;
 	t->host = host;
+	t->born = tr->misses;
 	aipu_flog_init(&t->q);
 	INIT_LIST_HEAD(&t->node.link);
 	INIT_LIST_HEAD(&t->retried);
