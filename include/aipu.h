@@ -34,12 +34,12 @@
  *   debugfs.c  /sys/kernel/debug/aipu/: every device's line
  *
  * Calls go down this list's dependency order, never in a circle: flusher
- * uses canary, wbq, issue, policy, purge, lazytime, mapping, dev, track and
- * mem; wbq uses issue and policy; issue uses purge, mapping, dev and track;
- * lazytime uses policy, proc, mapping, dev and track; purge and mapping
- * use dev and track; hook uses canary, issue, mapping, track, policy and
- * flusher; canary uses knobs, policy, mapping and dev; policy uses
- * handover and proc; handover uses mapping and proc ("track":
+ * uses canary, wbq, issue, policy, handover, purge, lazytime, mapping, dev,
+ * track and mem; wbq uses issue and policy; issue uses purge, mapping, dev
+ * and track; lazytime uses policy, proc, mapping, dev and track; purge and
+ * mapping use dev and track; hook uses canary, issue, mapping, track,
+ * policy and flusher; canary uses knobs, policy, mapping and dev; policy
+ * uses handover and proc; handover uses mapping and proc ("track":
  * src/queue/).
  */
 #ifndef AIPU_H
