@@ -50,6 +50,7 @@
  */
 #include <linux/backing-dev.h>
 #include <linux/blkdev.h>
+#include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/module.h>
@@ -98,6 +99,7 @@ static struct look answer;
 static unsigned long answer_at;
 static bool answered;
 static enum { ADOPT_PENDING, ADOPT_DONE, ADOPT_FAILED } adopt_state;
+static DECLARE_COMPLETION(adopt_done);
 
 static void note(struct look *l, unsigned long when)
 {
@@ -457,6 +459,7 @@ static void adopt_fn(struct work_struct *w)
 	spin_lock(&answer_lock);
 	adopt_state = ok ? ADOPT_DONE : ADOPT_FAILED;
 	spin_unlock(&answer_lock);
+	complete_all(&adopt_done);
 	if (!ok)
 		pr_warn("%s: data dirtied before the load stays Linux's to write\n",
 			read ? "no tracking memory for an inode dirty at load" :
@@ -482,10 +485,21 @@ bool aipu_handover_adopt_bdi(struct backing_dev_info *bdi,
 	return !l.failed;
 }
 
-/* Process context, the probes in: adopt what is dirty, soon. */
+/* How long the load waits for the adoption: an umount may hold it. */
+#define AIPU_ADOPT_WAIT_MS 1000
+
+/*
+ * Process context, the probes in: adopt what is dirty, and wait for it a
+ * while, so that with handover_ms 0 Linux's periodic writeback goes off at
+ * the load.  A work item, as the look: the walk takes every super block's
+ * s_umount, and an umount stuck on a dead device must not hold insmod;
+ * then the tick, once a period, switches it off when the walk is done.
+ */
 void aipu_handover_adopt(void)
 {
 	queue_work(system_unbound_wq, &adopt_work);
+	wait_for_completion_timeout(&adopt_done,
+				    msecs_to_jiffies(AIPU_ADOPT_WAIT_MS));
 }
 
 /*
